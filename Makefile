@@ -1,0 +1,38 @@
+# Every target installs into .venv first, so a fresh clone needs nothing but python3.
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+# The CPU build of torch goes in first: an unpinned torch would pull a multi-GB CUDA build.
+TORCH_CPU ?= torch==2.13.0
+STAMP := $(VENV)/.installed
+
+.PHONY: install run test lint golden bench clean
+
+install: $(STAMP)
+
+$(STAMP): setup.cfg pyproject.toml
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet "$(TORCH_CPU)"
+	$(BIN)/python -m pip install --quiet -e ".[dev]"
+	touch $(STAMP)
+
+run: install
+	$(BIN)/coach -p CartPole_DQN
+
+test: install
+	$(BIN)/python -m pytest -q
+
+lint: install
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+	$(BIN)/mypy coach
+
+golden: install
+	$(BIN)/python -m pytest -q -m "learning or golden" -o addopts="" tests/learning
+
+bench: install
+	$(BIN)/python -m benchmarks.throughput
+
+clean:
+	rm -rf $(VENV) experiments .pytest_cache .mypy_cache .ruff_cache

@@ -1,0 +1,307 @@
+"""The agent base: observe, act, train, handle_episode_ended.
+
+An agent sees its environment only through what its level manager hands it: it acts on its
+current (filtered) state, observes the environment's batched response, stores what it learns
+from, and trains when its own schedule says so. The algorithm lives in two hooks a subclass
+writes, `choose_action` and `learn_from_batch`; everything else here is bookkeeping shared by
+every algorithm.
+"""
+
+from __future__ import annotations
+
+import copy
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+import numpy as np
+import torch
+from gymnasium import spaces
+
+from coach.core.run_phase import RunPhase
+from coach.core.step_units import EnvironmentSteps
+from coach.core.types import ActionInfo, Batch, EnvResponse, Observation
+from coach.filters.pipeline import InputFilter, OutputFilter
+from coach.exploration.exploration_policy import random_actions
+from coach.networks.network_wrapper import NetworkWrapper
+from coach.networks.parameters import NetworkParameters
+
+
+RANDOM_BLOCK = 1024
+"""Steps of random actions drawn at once in heatup."""
+
+
+class AgentLog(Protocol):
+    """Where an agent reports; the experiment logger provides one per agent."""
+
+    def scalar(self, tag: str, value: float) -> None: ...
+
+    def episode(self, phase: RunPhase, reward: float, length: int) -> None: ...
+
+
+class NullLog:
+    """An `AgentLog` that drops everything (unit tests, scripted agents)."""
+
+    def scalar(self, tag: str, value: float) -> None:
+        pass
+
+    def episode(self, phase: RunPhase, reward: float, length: int) -> None:
+        pass
+
+
+@dataclass(slots=True, kw_only=True)
+class AlgorithmParameters:
+    """What every algorithm has: a discount and a rhythm of playing and training."""
+
+    discount: float = 0.99
+    """Discount factor of future rewards."""
+    num_consecutive_playing_steps: EnvironmentSteps = EnvironmentSteps(1)
+    """Env steps (summed over copies) between two training rounds."""
+    num_consecutive_training_steps: int = 1
+    """Gradient steps in one training round."""
+    batch_size: int = 32
+    """Transitions per gradient step."""
+
+
+@dataclass(slots=True, kw_only=True)
+class AgentParameters:
+    """An agent: its algorithm, exploration, memory, networks and filters."""
+
+    algorithm: AlgorithmParameters = field(default_factory=AlgorithmParameters)
+    """The algorithm's parameters."""
+    exploration: Any = None
+    """Exploration parameters (built with the action space and the agent's generator)."""
+    memory: Any = None
+    """Memory parameters (built with the spaces and the agent's generator)."""
+    network_wrappers: dict[str, NetworkParameters] = field(default_factory=dict)
+    """The agent's networks by name; each has its own optimizer and loss."""
+    input_filter: InputFilter = field(default_factory=InputFilter)
+    """What observations and rewards go through before the agent sees them."""
+    output_filter: OutputFilter = field(default_factory=OutputFilter)
+    """What actions go through on their way to the environment."""
+    name: str = "agent"
+    """The agent's name in logs and TensorBoard runs."""
+
+    def agent_class(self) -> type[Agent]:
+        """The agent these parameters build."""
+        raise NotImplementedError(f"{type(self).__name__} does not name its agent class")
+
+
+class Agent:
+    """The shared part of every agent.
+
+    Args:
+        params: The agent's parameters.
+        observation_space: The environment's observation space (before the input filter).
+        action_space: The environment's action space (after the output filter).
+        num_envs: How many environment copies the agent acts in at once.
+        seed: Seeds the agent's numpy and torch generators.
+        device: Torch device of the networks.
+        log: Where the agent reports episodes and scalars.
+    """
+
+    def __init__(
+        self,
+        params: AgentParameters,
+        observation_space: spaces.Dict,
+        action_space: spaces.Space,
+        num_envs: int,
+        seed: int,
+        device: str | torch.device = "cpu",
+        log: AgentLog | None = None,
+    ) -> None:
+        self.params = params
+        self.name = params.name
+        self.num_envs = num_envs
+        self.rng = np.random.default_rng(seed)
+        self.torch_generator = torch.Generator().manual_seed(seed)
+        self.device = torch.device(device)
+        self.log: AgentLog = log or NullLog()
+        self.input_filter = copy.deepcopy(params.input_filter)
+        self.output_filter = copy.deepcopy(params.output_filter)
+        self.observation_space = self.input_filter.bind(observation_space)
+        self.action_space = self.output_filter.bind(action_space)
+        self.memory = (
+            params.memory.build(self.observation_space, self.action_space, self.rng)
+            if params.memory is not None
+            else None
+        )
+        self.exploration = (
+            params.exploration.build(self.action_space, self.rng)
+            if params.exploration is not None
+            else None
+        )
+        self.networks = {
+            name: NetworkWrapper(
+                p, self.observation_space, self.action_space, self.device, self.torch_generator
+            )
+            for name, p in params.network_wrappers.items()
+        }
+        self.phase = RunPhase.HEATUP
+        self.state: Observation = {}
+        """The current filtered observation the agent acts on."""
+        self.last_action: np.ndarray | None = None
+        self.goal: Any = None
+        """The goal (or option) given by the level above, if any."""
+        self.env_steps = 0
+        """Env steps acted and stored in heatup and training."""
+        self.training_env_steps = 0
+        """Env steps acted in training (the clock of the training schedule)."""
+        self.training_rounds = 0
+        self.training_steps = 0
+        """Gradient steps taken."""
+        self.episodes = 0
+        """Episodes finished in heatup and training."""
+        self._random_block: np.ndarray = np.empty(0)
+        self._random_cursor = 0
+
+    # -- the algorithm's hooks --------------------------------------------------------------
+
+    def choose_action(self, state: Observation) -> ActionInfo:
+        """The actions for a batch of (filtered) states, in training or evaluation."""
+        raise NotImplementedError
+
+    def learn_from_batch(self, batch: Batch) -> dict[str, float]:
+        """One gradient step on a batch; returns named losses for logging."""
+        raise NotImplementedError
+
+    def after_training_round(self) -> None:  # noqa: B027 - an optional hook
+        """Called after each training round (target syncs and the like)."""
+
+    # -- the loop the level manager drives ---------------------------------------------------
+
+    def reset(self, response: EnvResponse) -> None:
+        """Start from the first observations of new episodes in every env."""
+        self.input_filter.reset(np.ones(len(response.reward), dtype=bool))
+        self.state = self.input_filter.filter_observation(
+            response.observation, update=self.phase is not RunPhase.EVALUATE
+        )
+
+    def set_goal(self, goal: Any) -> None:
+        """Take a goal (or option) from the level above."""
+        self.goal = goal
+
+    def act(self) -> ActionInfo:
+        """Decide actions for the current state; ``action`` is returned in env terms."""
+        if self.phase is RunPhase.HEATUP:
+            info = ActionInfo(self._random_actions())
+        else:
+            info = self.choose_action(self.state)
+        self.last_action = info.action
+        if self.output_filter.action_filters:
+            info.action = self.output_filter.filter(info.action)
+        return info
+
+    def _random_actions(self) -> np.ndarray:
+        """Uniform random actions, drawn in blocks: one draw per step would cost more than
+        the step of a cheap environment."""
+        if self._random_cursor >= len(self._random_block):
+            block = random_actions(self.action_space, RANDOM_BLOCK * self.num_envs, self.rng)
+            self._random_block = block.reshape(RANDOM_BLOCK, self.num_envs, *block.shape[1:])
+            self._random_cursor = 0
+        self._random_cursor += 1
+        return self._random_block[self._random_cursor - 1]
+
+    def observe(self, response: EnvResponse) -> None:
+        """Take the environment's response to the last action: store it, move the state on."""
+        learning = self.phase is not RunPhase.EVALUATE
+        next_state = self.input_filter.filter_observation(response.next_observation, learning)
+        if learning:
+            reward = self.input_filter.filter_reward(response.reward, update=True)
+            self.store(next_state, reward, response)
+            count = len(reward)
+            self.env_steps += count
+            if self.phase is RunPhase.TRAIN:
+                self.training_env_steps += count
+        if response.next_observation is response.observation:
+            self.state = next_state
+            return
+        done = response.terminated | response.truncated
+        self.handle_episode_ended(done, response)
+        if not self.input_filter.observation_filters:
+            self.state = response.observation
+            return
+        self.input_filter.reset(done)
+        first = self.input_filter.filter_observation(response.observation, update=False)
+        self.state = {k: np.where(_rows(done, v), first[k], v) for k, v in next_state.items()}
+
+    def store(self, next_state: Observation, reward: np.ndarray, response: EnvResponse) -> None:
+        """Keep a step for learning (default: in the memory, as it is)."""
+        if self.memory is not None:
+            self.memory.store(
+                self.state,
+                self.last_action,
+                reward,
+                next_state,
+                response.terminated,
+                response.truncated,
+            )
+
+    def handle_episode_ended(self, done: np.ndarray, response: EnvResponse) -> None:
+        """Bookkeeping for the envs whose episode ended in this step."""
+        for i in np.flatnonzero(done):
+            if self.phase is not RunPhase.EVALUATE:
+                self.episodes += 1
+            self.log.episode(
+                self.phase, float(response.episode_return[i]), int(response.episode_length[i])
+            )
+        if self.exploration is not None and self.phase is RunPhase.TRAIN:
+            for tag, value in self.exploration.values().items():
+                self.log.scalar(f"Exploration/{tag}", value)
+
+    def train(self) -> int:
+        """Run the training rounds that are due; returns the gradient steps taken."""
+        if self.phase is not RunPhase.TRAIN or self.memory is None:
+            return 0
+        memory = self.memory
+        algorithm = self.params.algorithm
+        due = (
+            self.training_env_steps // algorithm.num_consecutive_playing_steps.num_steps
+            - self.training_rounds
+        )
+        steps = 0
+        for _ in range(due):
+            totals: dict[str, float] = {}
+            for _ in range(algorithm.num_consecutive_training_steps):
+                losses = self.learn_from_batch(memory.sample(algorithm.batch_size))
+                for name, value in losses.items():
+                    totals[name] = totals.get(name, 0.0) + value
+                steps += 1
+            self.training_rounds += 1
+            self.training_steps += algorithm.num_consecutive_training_steps
+            for name, total in totals.items():
+                self.log.scalar(f"Loss/{name}", total / algorithm.num_consecutive_training_steps)
+            self.after_training_round()
+        return steps
+
+    # -- checkpoints ------------------------------------------------------------------------
+
+    def state_dict(self) -> dict[str, Any]:
+        """Networks, optimizers, filters, exploration and counters (not the memory)."""
+        return {
+            "networks": {name: net.state_dict() for name, net in self.networks.items()},
+            "input_filter": self.input_filter.state_dict(),
+            "output_filter": self.output_filter.state_dict(),
+            "exploration": self.exploration.state_dict() if self.exploration else {},
+            "counters": {
+                "env_steps": self.env_steps,
+                "training_env_steps": self.training_env_steps,
+                "training_rounds": self.training_rounds,
+                "training_steps": self.training_steps,
+                "episodes": self.episodes,
+            },
+        }
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        for name, net in self.networks.items():
+            net.load_state_dict(state["networks"][name])
+        self.input_filter.load_state_dict(state["input_filter"])
+        self.output_filter.load_state_dict(state["output_filter"])
+        if self.exploration is not None:
+            self.exploration.load_state_dict(state["exploration"])
+        for name, value in state["counters"].items():
+            setattr(self, name, int(value))
+
+
+def _rows(mask: np.ndarray, like: np.ndarray) -> np.ndarray:
+    """``mask`` (B,) shaped to broadcast against ``like`` (B, ...)."""
+    return mask.reshape((-1,) + (1,) * (like.ndim - 1))

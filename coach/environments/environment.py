@@ -1,0 +1,39 @@
+"""The environment interface that agents' level managers talk to.
+
+A real environment (the gymnasium adapter) and a `LevelManager` both implement it, which is
+how a level of agents can be the environment of the level above.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from typing import Any
+
+from gymnasium import spaces
+
+from coach.core.types import EnvResponse
+
+
+class Environment(ABC):
+    """A batch of ``num_envs`` environment copies stepped together.
+
+    Attributes:
+        observation_space: The space of one copy's observation, always a ``spaces.Dict``.
+        action_space: The space of one copy's action (``None`` for a top level).
+        num_envs: How many copies step together.
+    """
+
+    observation_space: spaces.Dict
+    action_space: Any
+    num_envs: int
+
+    @abstractmethod
+    def reset(self, seed: int | None = None) -> EnvResponse:
+        """Start new episodes in every copy; with a seed, copy ``i`` is seeded ``seed + i``."""
+
+    @abstractmethod
+    def step(self, action: Any) -> EnvResponse:
+        """Act in every copy; copies whose episode ends are reset in the same step."""
+
+    def close(self) -> None:  # noqa: B027 - an optional hook
+        """Release what the environment holds."""

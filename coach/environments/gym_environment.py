@@ -1,0 +1,179 @@
+"""The gymnasium adapter: any registered id or ``module:Class``, ``num_envs`` copies.
+
+The copies step in one loop with gymnasium's SAME_STEP autoreset semantics: where an episode
+ends the copy is reset at once, the response's ``observation`` is the new episode's first
+observation and its ``next_observation`` the finished episode's last one. The loop is our own
+rather than gymnasium's ``SyncVectorEnv`` because that one costs about 13 microseconds per
+step over the bare environment (its info merging and generic concatenation), which by itself
+would hold a one-env heatup to a third of the bare environment's speed.
+"""
+
+from __future__ import annotations
+
+import importlib
+from dataclasses import dataclass, field
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+from gymnasium import spaces
+
+from coach.core.types import EnvResponse
+from coach.environments.environment import Environment
+from coach.errors import CoachError
+
+
+@dataclass(slots=True, kw_only=True)
+class GymEnvironmentParameters:
+    """Which gymnasium environment to run, and how many copies of it."""
+
+    level: str
+    """A registered gymnasium id (``CartPole-v1``) or an entry point ``package.module:Class``."""
+    num_envs: int = 1
+    """How many copies step together (a batch of environments)."""
+    kwargs: dict[str, Any] = field(default_factory=dict)
+    """Keyword arguments for the environment's constructor."""
+    max_episode_steps: int | None = None
+    """Override of the time limit (truncation) of an episode; ``None`` keeps the default."""
+    observation_key: str = "observation"
+    """The name a non-dict observation gets in the observation dictionary."""
+    render_mode: str | None = None
+    """Gymnasium render mode (``human``, ``rgb_array``) or ``None``."""
+
+    def build(self) -> GymEnvironment:
+        return GymEnvironment(self)
+
+
+def make_gym_env(params: GymEnvironmentParameters) -> gym.Env:
+    """Make one copy: by registered id, or by importing ``module:Class``."""
+    kwargs = dict(params.kwargs)
+    if params.render_mode is not None:
+        kwargs["render_mode"] = params.render_mode
+    if ":" in params.level and params.level not in gym.registry:
+        module_name, _, class_name = params.level.partition(":")
+        try:
+            env_class = getattr(importlib.import_module(module_name), class_name)
+        except (ImportError, AttributeError) as error:
+            raise CoachError(f"cannot load environment {params.level!r}: {error}") from error
+        env: gym.Env = env_class(**kwargs)
+        if params.max_episode_steps is not None:
+            env = gym.wrappers.TimeLimit(env, params.max_episode_steps)
+        return env
+    try:
+        return gym.make(params.level, max_episode_steps=params.max_episode_steps, **kwargs)
+    except gym.error.Error as error:
+        raise CoachError(f"cannot make gymnasium environment {params.level!r}: {error}") from error
+
+
+class GymEnvironment(Environment):
+    """``num_envs`` copies of a gymnasium environment behind Coach's batched interface."""
+
+    def __init__(self, params: GymEnvironmentParameters) -> None:
+        if params.num_envs < 1:
+            raise CoachError(f"num_envs must be >= 1, got {params.num_envs}")
+        self.params = params
+        self.num_envs = params.num_envs
+        self.envs = [make_gym_env(params) for _ in range(self.num_envs)]
+        single_space = self.envs[0].observation_space
+        self._dict_observations = isinstance(single_space, spaces.Dict)
+        if self._dict_observations:
+            self.observation_space = single_space
+        else:
+            self.observation_space = spaces.Dict({params.observation_key: single_space})
+        self._keys = list(self.observation_space.spaces)
+        self.action_space = self.envs[0].action_space
+        self.metadata = self.envs[0].metadata
+        self._buffer_specs = [
+            (key, (self.num_envs, *space.shape), space.dtype)
+            for key, space in self.observation_space.spaces.items()
+        ]
+        self._returns = [0.0] * self.num_envs
+        self._lengths = [0] * self.num_envs
+        self.total_steps = 0
+        """Steps taken, summed over copies, since construction."""
+        self.total_episodes = 0
+        """Episodes finished, summed over copies, since construction."""
+
+    def _empty_observation(self) -> dict[str, np.ndarray]:
+        return {key: np.empty(shape, dtype) for key, shape, dtype in self._buffer_specs}
+
+    def _write(self, buffers: dict[str, np.ndarray], i: int, observation: Any) -> None:
+        if self._dict_observations:
+            for key in self._keys:
+                buffers[key][i] = observation[key]
+        else:
+            buffers[self._keys[0]][i] = observation
+
+    def reset(self, seed: int | None = None) -> EnvResponse:
+        observation = self._empty_observation()
+        infos = []
+        for i, env in enumerate(self.envs):
+            obs, info = env.reset(seed=None if seed is None else seed + i)
+            self._write(observation, i, obs)
+            infos.append(info)
+        if seed is not None:
+            for i, env in enumerate(self.envs):
+                env.action_space.seed(seed + i)
+        self._returns = [0.0] * self.num_envs
+        self._lengths = [0] * self.num_envs
+        n = self.num_envs
+        return EnvResponse(
+            observation=observation,
+            reward=np.zeros(n, dtype=np.float32),
+            terminated=np.zeros(n, dtype=bool),
+            truncated=np.zeros(n, dtype=bool),
+            next_observation=observation,
+            episode_return=np.zeros(n),
+            episode_length=np.zeros(n, dtype=np.int64),
+            infos=infos,
+        )
+
+    def step(self, action: Any) -> EnvResponse:
+        # The hot path of every run: plain lists per env, one array per field at the end.
+        observation = self._empty_observation()
+        single = None if self._dict_observations else observation[self._keys[0]]
+        rewards, terminated, truncated, infos = [], [], [], []
+        returns, lengths = self._returns, self._lengths
+        final: list[tuple[int, Any]] = []
+        for i, env in enumerate(self.envs):
+            obs, r, term, trunc, info = env.step(action[i])
+            returns[i] += r
+            lengths[i] += 1
+            rewards.append(r)
+            terminated.append(term)
+            truncated.append(trunc)
+            infos.append(info)
+            if term or trunc:
+                final.append((i, obs))
+                obs, _ = env.reset()
+            if single is not None:
+                single[i] = obs
+            else:
+                self._write(observation, i, obs)
+        response = EnvResponse(
+            observation=observation,
+            reward=np.array(rewards, dtype=np.float32),
+            terminated=np.array(terminated, dtype=bool),
+            truncated=np.array(truncated, dtype=bool),
+            next_observation=observation,
+            episode_return=np.array(returns),
+            episode_length=np.array(lengths, dtype=np.int64),
+            infos=infos,
+        )
+        self.total_steps += self.num_envs
+        if final:
+            next_observation = {key: value.copy() for key, value in observation.items()}
+            for i, obs in final:
+                self._write(next_observation, i, obs)
+                returns[i] = 0.0
+                lengths[i] = 0
+            response.next_observation = next_observation
+            self.total_episodes += len(final)
+        return response
+
+    def render(self) -> Any:
+        return self.envs[0].render()
+
+    def close(self) -> None:
+        for env in self.envs:
+            env.close()

@@ -1,0 +1,72 @@
+"""Epsilon-greedy exploration over discrete actions (Mnih et al., 2015)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+from gymnasium import spaces
+
+from coach.core.run_phase import RunPhase
+from coach.errors import CoachError
+from coach.exploration.exploration_policy import ExplorationPolicy, uniform_integers
+from coach.schedules import LinearSchedule, Schedule
+
+
+@dataclass(slots=True, kw_only=True)
+class EGreedyParameters:
+    """Random action with probability epsilon, else the greedy one."""
+
+    epsilon_schedule: Schedule = field(default_factory=lambda: LinearSchedule(1.0, 0.01, 50_000))
+    """Epsilon as a function of the environment steps taken in training."""
+    evaluation_epsilon: float = 0.0
+    """Epsilon while evaluating."""
+
+    def build(self, action_space: spaces.Space, rng: np.random.Generator) -> EGreedy:
+        return EGreedy(action_space, rng, self.epsilon_schedule, self.evaluation_epsilon)
+
+
+class EGreedy(ExplorationPolicy):
+    """Per env, a uniform random action with probability epsilon, else the argmax.
+
+    Args:
+        action_space: A ``spaces.Discrete`` action space.
+        rng: Generator for the coin flips and the random actions.
+        epsilon_schedule: Epsilon after a number of training env steps.
+        evaluation_epsilon: Epsilon in evaluation (0 is greedy).
+    """
+
+    def __init__(
+        self,
+        action_space: spaces.Space,
+        rng: np.random.Generator,
+        epsilon_schedule: Schedule,
+        evaluation_epsilon: float = 0.0,
+    ) -> None:
+        if not isinstance(action_space, spaces.Discrete):
+            raise CoachError(f"e-greedy needs a Discrete action space, got {action_space}")
+        super().__init__(action_space, rng)
+        self.epsilon_schedule = epsilon_schedule
+        self.evaluation_epsilon = evaluation_epsilon
+
+    @property
+    def epsilon(self) -> float:
+        return self.epsilon_schedule.value(self.steps)
+
+    def get_action(self, action_values: np.ndarray, phase: RunPhase) -> np.ndarray:
+        count = len(action_values)
+        greedy = action_values.argmax(axis=1)
+        if phase is RunPhase.EVALUATE:
+            epsilon = self.evaluation_epsilon
+        else:
+            epsilon = self.epsilon
+            self.steps += count
+        if epsilon > 0.0:
+            explore = self.rng.random(count) < epsilon
+            random = uniform_integers(self.rng, int(self.action_space.n), count)
+            greedy = np.where(explore, random, greedy)
+        start = self.action_space.start
+        return greedy + start if start else greedy
+
+    def values(self) -> dict[str, float]:
+        return {"epsilon": self.epsilon}

@@ -1,0 +1,72 @@
+"""The filter interface: one hook per transformation, the output space known up front.
+
+A filter is told the space it will receive once, at construction of its pipeline, and
+answers with the space it will emit (or refuses the input space with an error naming both).
+It never mutates the space it was given. Filters work on batches (the leading axis is over
+environment copies). A filter that keeps statistics or history offers ``state_dict`` and
+``load_state_dict`` so checkpoints carry it.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from gymnasium import spaces
+
+
+class Filter:
+    """What every filter shares: state for checkpoints and per-env episode resets."""
+
+    def reset(self, env_mask: np.ndarray) -> None:
+        """Forget per-episode history for the envs where ``env_mask`` is true."""
+
+    def state_dict(self) -> dict[str, Any]:
+        """What a checkpoint needs to restore the filter (empty when it keeps nothing)."""
+        return {}
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        """Restore what `state_dict` returned."""
+
+
+class ObservationFilter(Filter):
+    """Transforms one observation key of a batch of observations."""
+
+    def output_space(self, input_space: spaces.Space) -> spaces.Space:
+        """The space of what `filter` emits for inputs from ``input_space``.
+
+        Raises:
+            CoachError: when the filter cannot take ``input_space``.
+        """
+        return input_space
+
+    def filter(self, observation: np.ndarray, update: bool = True) -> np.ndarray:
+        """Transform a batch ``(B, ...)``; ``update=False`` leaves statistics untouched."""
+        return observation
+
+
+class RewardFilter(Filter):
+    """Transforms a batch of rewards ``(B,)``."""
+
+    def filter(self, reward: np.ndarray, update: bool = True) -> np.ndarray:
+        return reward
+
+
+class ActionFilter(Filter):
+    """Maps the agent's actions to the environment's.
+
+    It is built from the environment's action space and tells the agent the action space it
+    acts in (``input_space``), the reverse of the observation filters.
+    """
+
+    def input_space(self, output_space: spaces.Space) -> spaces.Space:
+        """The agent-facing action space, given the environment-facing one.
+
+        Raises:
+            CoachError: when the filter cannot drive ``output_space``.
+        """
+        return output_space
+
+    def filter(self, action: np.ndarray) -> np.ndarray:
+        """Map a batch of agent actions ``(B, ...)`` to environment actions."""
+        return action

@@ -1,0 +1,98 @@
+"""Filter pipelines: each agent's input filter (observations, rewards) and output filter.
+
+An empty pipeline is the identity and costs nothing on the hot path.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+from gymnasium import spaces
+
+from coach.errors import CoachError
+from coach.filters.filter import ActionFilter, ObservationFilter, RewardFilter
+
+
+@dataclass(slots=True, kw_only=True)
+class InputFilter:
+    """What an agent's observations and rewards go through before it sees them."""
+
+    observation_filters: dict[str, list[ObservationFilter]] = field(default_factory=dict)
+    """Filters per observation key, applied in order."""
+    reward_filters: list[RewardFilter] = field(default_factory=list)
+    """Filters applied to the reward, in order."""
+
+    def bind(self, observation_space: spaces.Dict) -> spaces.Dict:
+        """Check the filters against the environment's space; return the agent's space."""
+        unknown = set(self.observation_filters) - set(observation_space.spaces)
+        if unknown:
+            raise CoachError(
+                f"observation filters for {sorted(unknown)}, but the observation has keys "
+                f"{sorted(observation_space.spaces)}"
+            )
+        filtered = {}
+        for key, space in observation_space.spaces.items():
+            for f in self.observation_filters.get(key, []):
+                space = f.output_space(space)
+            filtered[key] = space
+        return spaces.Dict(filtered)
+
+    def filter_observation(
+        self, observation: dict[str, np.ndarray], update: bool = True
+    ) -> dict[str, np.ndarray]:
+        if not self.observation_filters:
+            return observation
+        out = dict(observation)
+        for key, filters in self.observation_filters.items():
+            value = out[key]
+            for f in filters:
+                value = f.filter(value, update)
+            out[key] = value
+        return out
+
+    def filter_reward(self, reward: np.ndarray, update: bool = True) -> np.ndarray:
+        for f in self.reward_filters:
+            reward = f.filter(reward, update)
+        return reward
+
+    def _all(self) -> list[Any]:
+        return [f for fs in self.observation_filters.values() for f in fs] + self.reward_filters
+
+    def reset(self, env_mask: np.ndarray) -> None:
+        for f in self._all():
+            f.reset(env_mask)
+
+    def state_dict(self) -> dict[str, Any]:
+        return {str(i): f.state_dict() for i, f in enumerate(self._all())}
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        for i, f in enumerate(self._all()):
+            f.load_state_dict(state[str(i)])
+
+
+@dataclass(slots=True, kw_only=True)
+class OutputFilter:
+    """What an agent's actions go through on their way to the environment."""
+
+    action_filters: list[ActionFilter] = field(default_factory=list)
+    """Filters applied to the action, in order from the agent to the environment."""
+
+    def bind(self, action_space: spaces.Space) -> spaces.Space:
+        """Check the filters against the environment's action space; return the agent's."""
+        for f in reversed(self.action_filters):
+            action_space = f.input_space(action_space)
+        return action_space
+
+    def filter(self, action: np.ndarray) -> np.ndarray:
+        for f in self.action_filters:
+            action = f.filter(action)
+        return action
+
+    def state_dict(self) -> dict[str, Any]:
+        return {str(i): f.state_dict() for i, f in enumerate(self.action_filters)}
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        for i, f in enumerate(self.action_filters):
+            f.load_state_dict(state[str(i)])

@@ -1,0 +1,17 @@
+"""Graph managers: what builds the levels of a run and drives its phases."""
+
+from coach.graph_managers.basic_rl import BasicRLGraphManager
+from coach.graph_managers.graph_manager import (
+    EvaluationResult,
+    GraphManager,
+    RunContext,
+    ScheduleParameters,
+)
+
+__all__ = [
+    "BasicRLGraphManager",
+    "EvaluationResult",
+    "GraphManager",
+    "RunContext",
+    "ScheduleParameters",
+]

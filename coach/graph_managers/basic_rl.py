@@ -1,0 +1,60 @@
+"""The basic graph: one agent acting in one (batched) environment."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from coach.agents.agent import AgentParameters
+from coach.environments.environment import Environment
+from coach.environments.gym_environment import GymEnvironmentParameters
+from coach.graph_managers.graph_manager import GraphManager, RunContext, ScheduleParameters
+from coach.level_manager import LevelManager
+from coach.logging.experiment_logger import AgentLogger
+
+
+class BasicRLGraphManager(GraphManager):
+    """One level: an agent and its environment.
+
+    Args:
+        agent_params: The agent.
+        env_params: The environment.
+        schedule_params: How long each phase lasts.
+        name: The graph's name.
+    """
+
+    def __init__(
+        self,
+        agent_params: AgentParameters,
+        env_params: GymEnvironmentParameters,
+        schedule_params: ScheduleParameters,
+        name: str = "basic_rl_graph",
+    ) -> None:
+        super().__init__(name, schedule_params)
+        self.agent_params = agent_params
+        self.env_params = env_params
+
+    def parameters(self) -> dict[str, Any]:
+        return {
+            "agent": self.agent_params,
+            "environment": self.env_params,
+            "schedule": self.schedule_params,
+        }
+
+    def _build(self, context: RunContext) -> tuple[Environment, list[LevelManager]]:
+        environment = self.env_params.build()
+        level_name = "main_level"
+        log = (
+            AgentLogger(self.logger, f"{level_name}.{self.agent_params.name}")
+            if self.logger is not None
+            else None
+        )
+        agent = self.agent_params.agent_class()(
+            self.agent_params,
+            environment.observation_space,
+            environment.action_space,
+            environment.num_envs,
+            seed=self.agent_seed(0),
+            device=context.device,
+            log=log,
+        )
+        return environment, [LevelManager(level_name, agent, environment)]

@@ -1,0 +1,58 @@
+"""A TensorBoard event file writer that stays off the hot path.
+
+TensorBoard's own writers hand every event to a background thread through a queue, which
+costs about 70 microseconds per scalar here, mostly in GIL hand-offs. This writer only
+appends ``(tag, value, step, time)`` to a list and serializes the list, in TensorBoard's
+record format, when it is flushed (the logger flushes on its progress ticks, after each
+evaluation and on close). Files read back with TensorBoard's ``EventAccumulator``.
+"""
+
+from __future__ import annotations
+
+import socket
+import time
+from pathlib import Path
+
+from tensorboard.compat.proto.event_pb2 import Event
+from tensorboard.compat.proto.summary_pb2 import Summary
+from tensorboard.summary.writer.record_writer import RecordWriter
+
+_file_counter = 0
+
+
+class EventWriter:
+    """Buffered scalar events for one TensorBoard run (one folder).
+
+    Args:
+        directory: The run's folder; created if missing.
+    """
+
+    def __init__(self, directory: Path) -> None:
+        global _file_counter
+        directory.mkdir(parents=True, exist_ok=True)
+        _file_counter += 1
+        name = f"events.out.tfevents.{time.time():.6f}.{socket.gethostname()}.{_file_counter}"
+        self.path = directory / name
+        self._file = open(self.path, "wb")  # noqa: SIM115 - closed in close()
+        self._records = RecordWriter(self._file)
+        self._records.write(Event(wall_time=time.time(), file_version="brain.Event:2").SerializeToString())
+        self._pending: list[tuple[str, float, int, float]] = []
+
+    def scalar(self, tag: str, value: float, step: int) -> None:
+        self._pending.append((tag, float(value), int(step), time.time()))
+
+    def flush(self) -> None:
+        for tag, value, step, wall_time in self._pending:
+            event = Event(
+                step=step,
+                wall_time=wall_time,
+                summary=Summary(value=[Summary.Value(tag=tag, simple_value=value)]),
+            )
+            self._records.write(event.SerializeToString())
+        self._pending.clear()
+        self._file.flush()
+
+    def close(self) -> None:
+        if not self._file.closed:
+            self.flush()
+            self._file.close()

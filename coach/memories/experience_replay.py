@@ -1,0 +1,145 @@
+"""Uniform experience replay over a column-wise ring buffer (Mnih et al., 2015).
+
+Transitions live in preallocated numpy arrays, one per field and observation key, so storing
+a batch of B steps is a handful of slice assignments and sampling is fancy indexing: there is
+no Python object per step.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from gymnasium import spaces
+
+from coach.core.types import Batch
+from coach.errors import CoachError
+from coach.memories.memory import Memory
+
+
+@dataclass(slots=True, kw_only=True)
+class ExperienceReplayParameters:
+    """A uniform replay memory."""
+
+    max_size: int = 1_000_000
+    """Capacity in transitions; the oldest are overwritten first."""
+
+    def build(
+        self, observation_space: spaces.Dict, action_space: spaces.Space, rng: np.random.Generator
+    ) -> ExperienceReplay:
+        return ExperienceReplay(self.max_size, observation_space, action_space, rng)
+
+
+def _column(capacity: int, space: spaces.Space) -> np.ndarray:
+    if space.shape is None:
+        raise CoachError(f"a replay memory cannot store the space {space}: it has no shape")
+    return np.zeros((capacity, *space.shape), dtype=space.dtype)
+
+
+class ExperienceReplay(Memory):
+    """A ring buffer of transitions sampled uniformly.
+
+    Args:
+        capacity: How many transitions it holds.
+        observation_space: The agent's (filtered) observation space, a ``spaces.Dict``.
+        action_space: The agent's action space.
+        rng: The generator the samples are drawn with.
+    """
+
+    def __init__(
+        self,
+        capacity: int,
+        observation_space: spaces.Dict,
+        action_space: spaces.Space,
+        rng: np.random.Generator,
+    ) -> None:
+        if capacity < 1:
+            raise CoachError(f"a replay memory needs a capacity >= 1, got {capacity}")
+        self.capacity = capacity
+        self.rng = rng
+        self.states = {k: _column(capacity, s) for k, s in observation_space.spaces.items()}
+        self.next_states = {k: _column(capacity, s) for k, s in observation_space.spaces.items()}
+        self.actions = _column(capacity, action_space)
+        self.rewards = np.zeros(capacity, dtype=np.float32)
+        self.terminated = np.zeros(capacity, dtype=bool)
+        self.truncated = np.zeros(capacity, dtype=bool)
+        self._position = 0
+        self._size = 0
+
+    def __len__(self) -> int:
+        return self._size
+
+    def _positions(self, count: int) -> slice | np.ndarray:
+        start = self._position
+        if start + count <= self.capacity:
+            return slice(start, start + count)
+        return (start + np.arange(count)) % self.capacity
+
+    def store(
+        self,
+        state: dict[str, np.ndarray],
+        action: np.ndarray,
+        reward: np.ndarray,
+        next_state: dict[str, np.ndarray],
+        terminated: np.ndarray,
+        truncated: np.ndarray,
+    ) -> None:
+        count = len(reward)
+        if count > self.capacity:
+            raise CoachError(f"a batch of {count} does not fit a memory of {self.capacity}")
+        where = self._positions(count)
+        for key, column in self.states.items():
+            column[where] = state[key]
+            self.next_states[key][where] = next_state[key]
+        self.actions[where] = action
+        self.rewards[where] = reward
+        self.terminated[where] = terminated
+        self.truncated[where] = truncated
+        self._position = (self._position + count) % self.capacity
+        if self._size < self.capacity:
+            self._size = min(self._size + count, self.capacity)
+
+    def sample(self, batch_size: int) -> Batch:
+        if self._size == 0:
+            raise CoachError("cannot sample from an empty replay memory")
+        indices = self.rng.integers(0, self._size, size=batch_size)
+        return self.get(indices)
+
+    def get(self, indices: np.ndarray) -> Batch:
+        """The transitions at ``indices`` (positions in the buffer) as a `Batch`."""
+        return Batch(
+            states={k: v[indices] for k, v in self.states.items()},
+            actions=self.actions[indices],
+            rewards=self.rewards[indices],
+            next_states={k: v[indices] for k, v in self.next_states.items()},
+            terminated=self.terminated[indices],
+            truncated=self.truncated[indices],
+            indices=indices,
+        )
+
+    def state_dict(self) -> dict[str, Any]:
+        size = self._size
+        return {
+            "position": self._position,
+            "size": size,
+            "states": {k: v[:size].copy() for k, v in self.states.items()},
+            "next_states": {k: v[:size].copy() for k, v in self.next_states.items()},
+            "actions": self.actions[:size].copy(),
+            "rewards": self.rewards[:size].copy(),
+            "terminated": self.terminated[:size].copy(),
+            "truncated": self.truncated[:size].copy(),
+        }
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        size = int(state["size"])
+        if size > self.capacity:
+            raise CoachError(f"a memory of {size} transitions does not fit a capacity of "
+                             f"{self.capacity}")
+        for name in ("states", "next_states"):
+            for key, column in getattr(self, name).items():
+                column[:size] = state[name][key]
+        for name in ("actions", "rewards", "terminated", "truncated"):
+            getattr(self, name)[:size] = state[name]
+        self._position = int(state["position"])
+        self._size = size

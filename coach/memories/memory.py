@@ -1,0 +1,52 @@
+"""The memory interface. Memories know spaces, never the agent."""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from typing import Any
+
+import numpy as np
+
+from coach.core.types import Batch, Transition
+
+
+class Memory(ABC):
+    """Stores batches of transitions and hands back `Batch` samples."""
+
+    @abstractmethod
+    def store(
+        self,
+        state: dict[str, np.ndarray],
+        action: np.ndarray,
+        reward: np.ndarray,
+        next_state: dict[str, np.ndarray],
+        terminated: np.ndarray,
+        truncated: np.ndarray,
+    ) -> None:
+        """Store one step of every env: each argument is batched, leading axis (B,)."""
+
+    def store_transition(self, transition: Transition) -> None:
+        """Store a single `Transition` (a batch of one)."""
+        self.store(
+            {k: np.asarray(v)[None] for k, v in transition.state.items()},
+            np.asarray(transition.action)[None],
+            np.asarray([transition.reward]),
+            {k: np.asarray(v)[None] for k, v in transition.next_state.items()},
+            np.asarray([transition.terminated]),
+            np.asarray([transition.truncated]),
+        )
+
+    @abstractmethod
+    def sample(self, batch_size: int) -> Batch:
+        """A batch of ``batch_size`` stored transitions."""
+
+    @abstractmethod
+    def __len__(self) -> int:
+        """How many transitions are stored."""
+
+    def state_dict(self) -> dict[str, Any]:
+        """The stored contents, for checkpoints that keep the memory."""
+        return {}
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        """Restore what `state_dict` returned."""

@@ -1,0 +1,116 @@
+"""The torch module built from `NetworkParameters`: embedders -> middleware -> heads.
+
+The model is called with a dictionary of tensors and reads exactly the keys its embedders
+declare, so a network over ``{"observation", "desired_goal"}`` ignores anything else in the
+observation dictionary.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import torch
+from gymnasium import spaces
+from torch import nn
+
+from coach.errors import CoachError
+from coach.networks.parameters import (
+    HeadParameters,
+    InputEmbedderParameters,
+    NetworkParameters,
+    QHeadParameters,
+)
+
+ACTIVATIONS: dict[str, type[nn.Module]] = {
+    "relu": nn.ReLU,
+    "tanh": nn.Tanh,
+    "elu": nn.ELU,
+    "gelu": nn.GELU,
+    "leaky_relu": nn.LeakyReLU,
+    "silu": nn.SiLU,
+}
+
+
+def mlp(in_features: int, scheme: list[int], activation: str) -> tuple[nn.Module, int]:
+    """Linear layers of the given sizes, each followed by the activation."""
+    if activation not in ACTIVATIONS:
+        raise CoachError(f"unknown activation {activation!r}; choose from {sorted(ACTIVATIONS)}")
+    layers: list[nn.Module] = []
+    for size in scheme:
+        layers += [nn.Linear(in_features, size), ACTIVATIONS[activation]()]
+        in_features = size
+    return nn.Sequential(*layers), in_features
+
+
+class VectorEmbedder(nn.Module):
+    """Flattens one observation (after rescaling) and runs an optional MLP over it."""
+
+    def __init__(self, space: spaces.Space, params: InputEmbedderParameters) -> None:
+        super().__init__()
+        if space.shape is None:
+            raise CoachError(f"an embedder cannot read the space {space}")
+        self.scale = 1.0 / params.input_rescaling
+        self.layers, self.out_features = mlp(
+            int(np.prod(space.shape)), params.scheme, params.activation
+        )
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        x = x.flatten(1).float()
+        if self.scale != 1.0:
+            x = x * self.scale
+        return self.layers(x)
+
+
+def build_head(params: HeadParameters, in_features: int, action_space: spaces.Space) -> nn.Module:
+    """The torch layer for a head."""
+    if isinstance(params, QHeadParameters):
+        if not isinstance(action_space, spaces.Discrete):
+            raise CoachError(f"a Q head needs a Discrete action space, got {action_space}")
+        return nn.Linear(in_features, int(action_space.n))
+    raise CoachError(f"no head for {type(params).__name__}")
+
+
+class Model(nn.Module):
+    """Embedders keyed by observation name, a middleware MLP and named heads."""
+
+    def __init__(
+        self,
+        params: NetworkParameters,
+        observation_space: spaces.Dict,
+        action_space: spaces.Space,
+    ) -> None:
+        super().__init__()
+        missing = set(params.input_embedders) - set(observation_space.spaces)
+        if missing:
+            raise CoachError(
+                f"the network reads {sorted(missing)}, but the observation has keys "
+                f"{sorted(observation_space.spaces)}"
+            )
+        self.input_keys = list(params.input_embedders)
+        self.embedders = nn.ModuleDict(
+            {key: VectorEmbedder(observation_space[key], p) for key, p in params.input_embedders.items()}
+        )
+        width = sum(e.out_features for e in self.embedders.values())  # type: ignore[misc]
+        self.middleware, width = mlp(width, params.middleware.scheme, params.middleware.activation)
+        self.head_names = [h.name for h in params.heads]
+        self.heads = nn.ModuleList(build_head(h, width, action_space) for h in params.heads)
+
+    def forward(self, inputs: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
+        embedded = [self.embedders[key](inputs[key]) for key in self.input_keys]
+        x = embedded[0] if len(embedded) == 1 else torch.cat(embedded, dim=1)
+        x = self.middleware(x)
+        return {name: head(x) for name, head in zip(self.head_names, self.heads, strict=True)}
+
+
+def initialize(module: nn.Module, generator: torch.Generator) -> None:
+    """Seeded initialization: He-uniform weights (torch's Linear default), zero biases.
+
+    Drawn from ``generator`` instead of torch's global generator, so that a network's
+    initial weights depend on the run's seed alone.
+    """
+    for layer in module.modules():
+        if isinstance(layer, nn.Linear):
+            nn.init.kaiming_uniform_(layer.weight, a=math.sqrt(5), generator=generator)
+            bound = 1.0 / math.sqrt(layer.in_features)
+            nn.init.uniform_(layer.bias, -bound, bound, generator=generator)

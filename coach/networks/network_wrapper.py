@@ -1,0 +1,90 @@
+"""An online network, its optional target copy, and its optimizer."""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+import torch
+from gymnasium import spaces
+
+from coach.networks.model import Model, initialize
+from coach.networks.parameters import NetworkParameters
+
+
+class NetworkWrapper:
+    """Owns one network's online and target copies and the optimizer of the online one.
+
+    Args:
+        params: What to build.
+        observation_space: The agent's (filtered) observation space.
+        action_space: The agent's action space.
+        device: Where the tensors live.
+        generator: Torch generator for the initial weights.
+    """
+
+    def __init__(
+        self,
+        params: NetworkParameters,
+        observation_space: spaces.Dict,
+        action_space: spaces.Space,
+        device: torch.device,
+        generator: torch.Generator,
+    ) -> None:
+        self.params = params
+        self.device = device
+        self.online = Model(params, observation_space, action_space)
+        initialize(self.online, generator)
+        self.online.to(device)
+        self.target: Model | None = None
+        if params.create_target_network:
+            self.target = copy.deepcopy(self.online)
+            self.target.requires_grad_(False)
+        self.optimizer = torch.optim.AdamW(
+            self.online.parameters(),
+            lr=params.learning_rate,
+            eps=params.adam_epsilon,
+            weight_decay=params.weight_decay,
+        )
+
+    def __call__(self, inputs: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
+        return self.online(inputs)
+
+    def target_predict(self, inputs: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
+        """The target copy's outputs (the online one's when there is no target)."""
+        with torch.no_grad():
+            return (self.target or self.online)(inputs)
+
+    def train_step(self, loss: torch.Tensor) -> float:
+        """One gradient step on ``loss``; returns the gradient norm before clipping."""
+        self.optimizer.zero_grad(set_to_none=True)
+        loss.backward()
+        max_norm = self.params.gradient_clip_norm
+        norm = torch.nn.utils.clip_grad_norm_(
+            self.online.parameters(), max_norm if max_norm is not None else float("inf")
+        )
+        self.optimizer.step()
+        return float(norm)
+
+    def update_target(self, tau: float = 1.0) -> None:
+        """Move the target towards the online weights: ``target = tau*online + (1-tau)*target``."""
+        if self.target is None:
+            return
+        with torch.no_grad():
+            if tau >= 1.0:
+                self.target.load_state_dict(self.online.state_dict())
+                return
+            for t, o in zip(self.target.parameters(), self.online.parameters(), strict=True):
+                t.lerp_(o, tau)
+
+    def state_dict(self) -> dict[str, Any]:
+        state = {"online": self.online.state_dict(), "optimizer": self.optimizer.state_dict()}
+        if self.target is not None:
+            state["target"] = self.target.state_dict()
+        return state
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        self.online.load_state_dict(state["online"])
+        self.optimizer.load_state_dict(state["optimizer"])
+        if self.target is not None:
+            self.target.load_state_dict(state["target"])

@@ -1,0 +1,67 @@
+"""Parameters that describe a network: embedders per input, a middleware, heads."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+@dataclass(slots=True, kw_only=True)
+class InputEmbedderParameters:
+    """How one observation key is embedded (flattened, then an optional MLP)."""
+
+    scheme: list[int] = field(default_factory=list)
+    """Hidden layer sizes of the embedder's MLP; empty flattens the input as it is."""
+    activation: str = "relu"
+    """Activation between layers: relu, tanh, elu, gelu, leaky_relu or silu."""
+    input_rescaling: float = 1.0
+    """The input is divided by this first (255 for uint8 images)."""
+
+
+@dataclass(slots=True, kw_only=True)
+class MiddlewareParameters:
+    """The MLP over the concatenated embeddings."""
+
+    scheme: list[int] = field(default_factory=lambda: [64, 64])
+    """Hidden layer sizes."""
+    activation: str = "relu"
+    """Activation after each layer."""
+
+
+@dataclass(slots=True, kw_only=True)
+class HeadParameters:
+    """An output head on top of the middleware."""
+
+    name: str = "head"
+    """The name the head's output is returned under."""
+
+
+@dataclass(slots=True, kw_only=True)
+class QHeadParameters(HeadParameters):
+    """One state-action value per discrete action."""
+
+    name: str = "q"
+    """The name the head's output is returned under."""
+
+
+@dataclass(slots=True, kw_only=True)
+class NetworkParameters:
+    """A network: what it reads, its layers, its heads, and how it is optimized."""
+
+    input_embedders: dict[str, InputEmbedderParameters] = field(
+        default_factory=lambda: {"observation": InputEmbedderParameters()}
+    )
+    """One embedder per observation key the network reads."""
+    middleware: MiddlewareParameters = field(default_factory=MiddlewareParameters)
+    """The layers over the concatenated embeddings."""
+    heads: list[HeadParameters] = field(default_factory=lambda: [QHeadParameters()])
+    """The outputs."""
+    learning_rate: float = 1e-3
+    """Adam's step size."""
+    adam_epsilon: float = 1e-8
+    """Adam's epsilon."""
+    weight_decay: float = 0.0
+    """L2 penalty (AdamW's decoupled weight decay)."""
+    gradient_clip_norm: float | None = None
+    """Clip the global gradient norm to this value; ``None`` does not clip."""
+    create_target_network: bool = False
+    """Keep a slowly updated copy of the network for bootstrapped targets."""

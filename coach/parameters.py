@@ -1,0 +1,272 @@
+"""Parameter overrides and dumps, without ``exec``.
+
+An override is ``dotted.path=value``: the path walks from a named root (``agent``,
+``environment``, ``schedule``) through dataclass fields, dictionary keys and list indices;
+the value is a Python literal or a call of a whitelisted constructor
+(``EnvironmentSteps(500)``, ``LinearSchedule(1.0, 0.05, 10000)``), parsed with `ast` and never
+executed. The value is type-checked against the field's annotation before it is set, and a
+wrong path names the fields that would have been valid.
+
+`flatten` turns a whole parameter tree back into such ``path: value`` pairs, which is how a
+run's ``params.yaml`` records everything it ran with.
+"""
+
+from __future__ import annotations
+
+import ast
+import dataclasses
+import functools
+import types
+import typing
+from collections.abc import Callable
+from typing import Any
+
+from coach.core.step_units import EnvironmentEpisodes, EnvironmentSteps, StepUnit, TrainingSteps
+from coach.errors import CoachError
+from coach.schedules import (
+    ConstantSchedule,
+    ExponentialSchedule,
+    LinearSchedule,
+    PieceWiseSchedule,
+    Schedule,
+)
+
+CONSTRUCTORS: dict[str, Callable[..., Any]] = {
+    cls.__name__: cls
+    for cls in (
+        EnvironmentSteps,
+        EnvironmentEpisodes,
+        TrainingSteps,
+        ConstantSchedule,
+        LinearSchedule,
+        ExponentialSchedule,
+        PieceWiseSchedule,
+    )
+}
+"""The calls an override value may contain."""
+
+LEAF_TYPES = (StepUnit, Schedule)
+"""Values written whole (as a constructor call) rather than field by field."""
+
+
+def register_constructor(cls: Callable[..., Any], name: str | None = None) -> None:
+    """Allow ``cls(...)`` in override values (for parameter types added by extensions)."""
+    CONSTRUCTORS[name or cls.__name__] = cls  # type: ignore[attr-defined]
+
+
+def parse_value(text: str) -> Any:
+    """Parse an override value: a literal, or a whitelisted call with literal arguments."""
+    try:
+        node = ast.parse(text.strip(), mode="eval").body
+    except SyntaxError as error:
+        raise CoachError(f"cannot parse the value {text!r}: {error.msg}") from None
+    return _evaluate(node, text)
+
+
+def _evaluate(node: ast.AST, text: str) -> Any:
+    if isinstance(node, ast.Constant):
+        return node.value
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub | ast.UAdd):
+        value = _evaluate(node.operand, text)
+        if isinstance(value, int | float):
+            return -value if isinstance(node.op, ast.USub) else value
+    if isinstance(node, ast.List):
+        return [_evaluate(e, text) for e in node.elts]
+    if isinstance(node, ast.Tuple):
+        return tuple(_evaluate(e, text) for e in node.elts)
+    if isinstance(node, ast.Dict):
+        return {
+            _evaluate(k, text): _evaluate(v, text)
+            for k, v in zip(node.keys, node.values, strict=True)
+            if k is not None
+        }
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
+        name = node.func.id
+        if name not in CONSTRUCTORS:
+            raise CoachError(
+                f"{name}(...) is not allowed in a value; allowed: {', '.join(sorted(CONSTRUCTORS))}"
+            )
+        args = [_evaluate(a, text) for a in node.args]
+        kwargs = {k.arg: _evaluate(k.value, text) for k in node.keywords if k.arg is not None}
+        try:
+            return CONSTRUCTORS[name](*args, **kwargs)
+        except (TypeError, ValueError) as error:
+            raise CoachError(f"{text!r}: {error}") from None
+    if isinstance(node, ast.Name) and node.id in ("inf", "nan"):
+        return float(node.id)
+    raise CoachError(
+        f"the value {text!r} is not a literal or an allowed call "
+        f"({', '.join(sorted(CONSTRUCTORS))})"
+    )
+
+
+@functools.cache
+def _field_types(cls: type) -> dict[str, Any]:
+    return typing.get_type_hints(cls)
+
+
+def _type_name(annotation: Any) -> str:
+    return getattr(annotation, "__name__", None) or str(annotation).replace("typing.", "")
+
+
+def _matches(value: Any, annotation: Any) -> bool:
+    """Whether ``value`` fits ``annotation`` (shallowly for containers)."""
+    if annotation is Any:
+        return True
+    origin = typing.get_origin(annotation)
+    if origin in (typing.Union, types.UnionType):
+        return any(_matches(value, a) for a in typing.get_args(annotation))
+    if annotation is type(None):
+        return value is None
+    if annotation is float:
+        return isinstance(value, int | float) and not isinstance(value, bool)
+    if annotation is int:
+        return isinstance(value, int) and not isinstance(value, bool)
+    if origin is list:
+        (item,) = typing.get_args(annotation) or (Any,)
+        return isinstance(value, list) and all(_matches(v, item) for v in value)
+    if origin is dict:
+        return isinstance(value, dict)
+    if origin is tuple:
+        return isinstance(value, tuple | list)
+    if isinstance(annotation, type):
+        return isinstance(value, annotation)
+    return True
+
+
+def _accepts_text(annotation: Any) -> bool:
+    if annotation is str:
+        return True
+    if typing.get_origin(annotation) in (typing.Union, types.UnionType):
+        return str in typing.get_args(annotation)
+    return False
+
+
+def _coerce(value: Any, annotation: Any, path: str) -> Any:
+    if isinstance(value, str):
+        if _accepts_text(annotation):
+            # A plain word is taken as the string it is; a quoted one is unquoted.
+            try:
+                parsed = parse_value(value)
+            except CoachError:
+                return value
+            return parsed if isinstance(parsed, str) or parsed is None else value
+        value = parse_value(value)
+    if annotation is float and isinstance(value, int) and not isinstance(value, bool):
+        value = float(value)
+    if not _matches(value, annotation):
+        raise CoachError(
+            f"{path} takes {_type_name(annotation)}, not {type(value).__name__} ({value!r})"
+        )
+    return value
+
+
+def _children(node: Any) -> list[str]:
+    if dataclasses.is_dataclass(node):
+        return [f.name for f in dataclasses.fields(node)]
+    if isinstance(node, dict):
+        return [str(k) for k in node]
+    if isinstance(node, list):
+        return [str(i) for i in range(len(node))]
+    return []
+
+
+def _child(node: Any, name: str, path: str) -> Any:
+    if dataclasses.is_dataclass(node) and not isinstance(node, LEAF_TYPES):
+        if name in _children(node):
+            return getattr(node, name)
+    elif isinstance(node, dict) and name in node:
+        return node[name]
+    elif isinstance(node, list) and name.isdigit() and int(name) < len(node):
+        return node[int(name)]
+    valid = _children(node)
+    where = path or "the parameters"
+    raise CoachError(
+        f"{where} has no field {name!r}; valid fields: {', '.join(valid) or '(none)'}"
+    )
+
+
+def set_parameter(roots: dict[str, Any], path: str, value: Any) -> None:
+    """Set ``path`` (``agent.algorithm.discount``) to ``value`` (text is parsed).
+
+    Raises:
+        CoachError: naming the valid fields when the path is wrong, or the expected type when
+            the value does not fit.
+    """
+    parts = path.strip().split(".")
+    if not path.strip() or not all(parts):
+        raise CoachError(f"bad parameter path {path!r}")
+    if parts[0] not in roots:
+        raise CoachError(
+            f"no parameters named {parts[0]!r}; valid roots: {', '.join(sorted(roots))}"
+        )
+    node = roots[parts[0]]
+    for i, name in enumerate(parts[1:-1], start=1):
+        node = _child(node, name, ".".join(parts[:i]))
+    last, parent_path = parts[-1], ".".join(parts[:-1])
+    if len(parts) == 1:
+        raise CoachError(f"{path!r} names a whole group; set one of its fields: "
+                         f"{', '.join(_children(node))}")
+    if dataclasses.is_dataclass(node) and not isinstance(node, LEAF_TYPES):
+        if last not in _children(node):
+            _child(node, last, parent_path)  # raises, naming the valid fields
+        annotation = _field_types(type(node)).get(last, Any)
+        setattr(node, last, _coerce(value, annotation, path))
+    elif isinstance(node, dict):
+        if last not in node:
+            _child(node, last, parent_path)
+        node[last] = _coerce(value, type(node[last]), path) if isinstance(value, str) else value
+    elif isinstance(node, list):
+        _child(node, last, parent_path)
+        node[int(last)] = value if not isinstance(value, str) else parse_value(value)
+    else:
+        _child(node, last, parent_path)
+
+
+def parse_override(text: str) -> tuple[str, str]:
+    """Split ``path=value``."""
+    path, sep, value = text.partition("=")
+    if not sep or not path.strip():
+        raise CoachError(f"an override is path=value, got {text!r}")
+    return path.strip(), value.strip()
+
+
+def _is_literal(value: Any) -> bool:
+    if value is None or isinstance(value, bool | int | float | str):
+        return True
+    if isinstance(value, list | tuple):
+        return all(_is_literal(v) for v in value)
+    if isinstance(value, dict):
+        return all(isinstance(k, str) and _is_literal(v) for k, v in value.items())
+    return False
+
+
+def flatten(roots: dict[str, Any]) -> tuple[dict[str, Any], dict[str, str]]:
+    """Every leaf of the parameter trees as ``path: value``.
+
+    Returns:
+        ``(settable, fixed)``: ``settable`` holds literals and constructor calls (as text)
+        that `set_parameter` takes back; ``fixed`` holds the ``repr`` of objects an override
+        cannot express (filters, for instance), for the record.
+    """
+    settable: dict[str, Any] = {}
+    fixed: dict[str, str] = {}
+
+    def walk(node: Any, path: str) -> None:
+        if isinstance(node, LEAF_TYPES):
+            settable[path] = repr(node)
+        elif dataclasses.is_dataclass(node) and not isinstance(node, type):
+            for f in dataclasses.fields(node):
+                walk(getattr(node, f.name), f"{path}.{f.name}")
+        elif isinstance(node, dict | list) and node and not _is_literal(node):
+            items = node.items() if isinstance(node, dict) else enumerate(node)
+            for key, value in items:
+                walk(value, f"{path}.{key}")
+        elif _is_literal(node):
+            settable[path] = list(node) if isinstance(node, tuple) else node
+        else:
+            fixed[path] = repr(node)
+
+    for name, root in roots.items():
+        walk(root, name)
+    return settable, fixed

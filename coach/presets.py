@@ -1,0 +1,207 @@
+"""Finding, loading and listing presets.
+
+A preset is named in one of four ways:
+
+- by name, ``CartPole_DQN``: a file in the ``presets`` package (``.py`` or ``.yaml``);
+- by path, ``path/to/my_preset.py``;
+- by ``module:attr``, ``my_package.my_presets:graph_manager``;
+- by a YAML file, ``my_run.yaml``, that names a base preset and overrides::
+
+      preset: CartPole_DQN
+      seed: 3
+      parameters:
+        agent.algorithm.discount: 0.98
+        schedule.improve_steps: EnvironmentSteps(20000)
+
+A Python preset ends with a module-level ``graph_manager``; it may define ``validation``,
+a `PresetValidation` with the reward it must reach and the budget to reach it in.
+"""
+
+from __future__ import annotations
+
+import difflib
+import importlib
+import importlib.util
+import sys
+import traceback
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import yaml
+
+from coach.errors import CoachError
+from coach.graph_managers.graph_manager import GraphManager
+from coach.parameters import set_parameter
+
+
+@dataclass(slots=True, kw_only=True)
+class PresetValidation:
+    """What a preset promises: the evaluation reward it reaches, and within what budget."""
+
+    min_reward: float
+    """The evaluation mean reward to reach."""
+    max_env_steps: int | None = None
+    """Training env steps within which it is reached."""
+    max_episodes: int | None = None
+    """Training episodes within which it is reached."""
+    seeds: tuple[int, ...] = (0,)
+    """Seeds on which the golden runs check it."""
+
+
+@dataclass(slots=True)
+class Preset:
+    """A loaded preset."""
+
+    name: str
+    """The preset's name (its file's stem, or what the YAML's base is called)."""
+    graph_manager: GraphManager
+    """The graph the preset built, with any overrides applied."""
+    source: str
+    """Where it came from (a file path or ``module:attr``)."""
+    validation: PresetValidation | None = None
+    """The preset's promise, if it makes one."""
+    seed: int | None = None
+    """A seed the preset file asks for (YAML presets), overridden by ``--seed``."""
+    overrides: dict[str, Any] = field(default_factory=dict)
+    """The overrides applied to the base preset, in order."""
+
+
+def presets_dir() -> Path:
+    """The folder of the presets shipped with Coach."""
+    spec = importlib.util.find_spec("presets")
+    if spec is not None and spec.submodule_search_locations:
+        return Path(next(iter(spec.submodule_search_locations)))
+    return Path(__file__).resolve().parent.parent / "presets"
+
+
+def list_presets() -> list[str]:
+    """Names of the shipped presets, sorted."""
+    folder = presets_dir()
+    names = {
+        p.stem
+        for p in folder.iterdir()
+        if p.suffix in (".py", ".yaml", ".yml") and not p.name.startswith("_")
+    }
+    return sorted(names)
+
+
+def _exec_file(path: Path, module_name: str) -> ModuleType:
+    spec = importlib.util.spec_from_file_location(module_name, path)
+    if spec is None or spec.loader is None:
+        raise CoachError(f"cannot load a preset from {path}")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[module_name] = module
+    try:
+        spec.loader.exec_module(module)
+    except SyntaxError as error:
+        del sys.modules[module_name]
+        raise CoachError(
+            f"{error.filename}:{error.lineno}: syntax error in preset: {error.msg}"
+        ) from None
+    except CoachError:
+        del sys.modules[module_name]
+        raise
+    except Exception as error:
+        del sys.modules[module_name]
+        frames = [f for f in traceback.extract_tb(error.__traceback__) if f.filename == str(path)]
+        where = f"{frames[-1].filename}:{frames[-1].lineno}: " if frames else f"{path}: "
+        raise CoachError(f"{where}preset failed: {type(error).__name__}: {error}") from None
+    return module
+
+
+def _from_module(module: ModuleType, name: str, source: str, attr: str = "graph_manager") -> Preset:
+    graph_manager = getattr(module, attr, None)
+    if not isinstance(graph_manager, GraphManager):
+        raise CoachError(f"{source} defines no GraphManager named {attr!r}")
+    graph_manager.name = name
+    validation = getattr(module, "validation", None)
+    return Preset(name, graph_manager, source, validation)
+
+
+def _load_python(path: Path) -> Preset:
+    module_name = f"coach_preset_{path.stem}_{abs(hash(str(path.resolve())))}"
+    return _from_module(_exec_file(path, module_name), path.stem, str(path))
+
+
+def _load_yaml(path: Path, depth: int = 0) -> Preset:
+    if depth > 8:
+        raise CoachError(f"{path}: YAML presets nest too deep (a cycle?)")
+    try:
+        document = yaml.safe_load(path.read_text())
+    except yaml.YAMLError as error:
+        raise CoachError(f"{path}: not valid YAML: {error}") from None
+    if not isinstance(document, dict) or "preset" not in document:
+        raise CoachError(f"{path}: a YAML preset is a mapping with a 'preset' key (the base)")
+    unknown = set(document) - {"preset", "seed", "parameters", "fixed", "versions", "name"}
+    if unknown:
+        raise CoachError(f"{path}: unknown keys {sorted(unknown)}; valid: preset, seed, parameters")
+    base_name = str(document["preset"])
+    base_path = (path.parent / base_name) if base_name.endswith((".py", ".yaml", ".yml")) else None
+    if base_path is not None and base_path.exists():
+        base = _load_file(base_path, depth + 1)
+    else:
+        base = load_preset(base_name, _depth=depth + 1)
+    overrides = document.get("parameters") or {}
+    if not isinstance(overrides, dict):
+        raise CoachError(f"{path}: 'parameters' is a mapping of path: value")
+    roots = base.graph_manager.parameters()
+    for key, value in overrides.items():
+        try:
+            set_parameter(roots, str(key), value)
+        except CoachError as error:
+            raise CoachError(f"{path}: {error}") from None
+    base.overrides.update(overrides)
+    if document.get("seed") is not None:
+        base.seed = int(document["seed"])
+    base.source = str(path)
+    return base
+
+
+def _load_file(path: Path, depth: int = 0) -> Preset:
+    if not path.exists():
+        raise CoachError(f"no preset file {path}")
+    if path.suffix in (".yaml", ".yml"):
+        return _load_yaml(path, depth)
+    return _load_python(path)
+
+
+def load_preset(spec: str, _depth: int = 0) -> Preset:
+    """Load a preset by name, file path, YAML file or ``module:attr``.
+
+    Raises:
+        CoachError: when nothing matches (naming the close matches), or the preset fails.
+    """
+    path = Path(spec)
+    if spec.endswith((".py", ".yaml", ".yml")) or path.is_file():
+        return _load_file(path, _depth)
+    if ":" in spec:
+        module_name, _, attr = spec.partition(":")
+        try:
+            module = importlib.import_module(module_name)
+        except ImportError as error:
+            raise CoachError(f"cannot import {module_name!r} for preset {spec!r}: {error}") from None
+        return _from_module(module, attr, spec, attr)
+    folder = presets_dir()
+    for suffix in (".py", ".yaml", ".yml"):
+        candidate = folder / f"{spec}{suffix}"
+        if candidate.exists():
+            return _load_file(candidate, _depth)
+    names = list_presets()
+    close = difflib.get_close_matches(spec, names, n=3, cutoff=0.6)
+    if not close:
+        lowered = {n.lower().replace("_", ""): n for n in names}
+        key = spec.lower().replace("_", "")
+        close = [lowered[key]] if key in lowered else []
+    hint = f"; did you mean {', '.join(close)}?" if close else "; `coach -l` lists them"
+    raise CoachError(f"no preset named {spec!r}{hint}")
+
+
+def describe(preset: Preset) -> tuple[str, str]:
+    """The environment and the agent of a preset, for ``coach -l``."""
+    roots = preset.graph_manager.parameters()
+    environment = getattr(roots.get("environment"), "level", "?")
+    agent = roots.get("agent")
+    agent_name = type(agent).__name__.removesuffix("Parameters") if agent is not None else "?"
+    return str(environment), agent_name

@@ -1,0 +1,84 @@
+"""Tiny environments and scripted agents for tests."""
+
+from __future__ import annotations
+
+import numpy as np
+from gymnasium import spaces
+
+from coach.agents.agent import Agent, AgentParameters
+from coach.core.types import ActionInfo, EnvResponse, Observation
+from coach.environments.environment import Environment
+
+
+class CountingEnvironment(Environment):
+    """Observation = step count in the episode; reward 1 per step; episodes last `length`."""
+
+    def __init__(self, num_envs: int = 1, length: int = 10) -> None:
+        self.num_envs = num_envs
+        self.length = length
+        self.observation_space = spaces.Dict({"observation": spaces.Box(0, 1e6, (1,))})
+        self.action_space = spaces.Discrete(2)
+        self.t = np.zeros(num_envs, dtype=np.int64)
+        self.actions: list[np.ndarray] = []
+        self.total_steps = 0
+        self.total_episodes = 0
+
+    def _obs(self, t: np.ndarray) -> dict[str, np.ndarray]:
+        return {"observation": t.astype(np.float32).reshape(-1, 1)}
+
+    def reset(self, seed: int | None = None) -> EnvResponse:
+        self.t[:] = 0
+        n = self.num_envs
+        obs = self._obs(self.t)
+        zeros = np.zeros(n)
+        return EnvResponse(obs, zeros.astype(np.float32), zeros > 0, zeros > 0, obs, zeros,
+                           zeros.astype(np.int64))
+
+    def step(self, action: np.ndarray) -> EnvResponse:
+        self.actions.append(np.asarray(action).copy())
+        self.t += 1
+        self.total_steps += self.num_envs
+        truncated = self.t >= self.length
+        next_obs = self._obs(self.t)
+        ret = self.t.astype(np.float64)
+        length = self.t.copy()
+        obs = next_obs
+        if truncated.any():
+            self.total_episodes += int(truncated.sum())
+            self.t[truncated] = 0
+            obs = self._obs(self.t)
+        return EnvResponse(obs, np.ones(self.num_envs, dtype=np.float32),
+                           np.zeros(self.num_envs, dtype=bool), truncated, next_obs, ret, length)
+
+
+class ScriptedAgent(Agent):
+    """Acts a fixed action; records goals, states and what it observed."""
+
+    def __init__(self, action: int, *args, **kwargs) -> None:  # type: ignore[no-untyped-def]
+        super().__init__(*args, **kwargs)
+        self.fixed_action = action
+        self.goals: list[object] = []
+        self.observed: list[EnvResponse] = []
+
+    def set_goal(self, goal: object) -> None:
+        super().set_goal(goal)
+        self.goals.append(goal)
+
+    def choose_action(self, state: Observation) -> ActionInfo:
+        return ActionInfo(np.full(self.num_envs, self.fixed_action))
+
+    def observe(self, response: EnvResponse) -> None:
+        self.observed.append(response)
+        super().observe(response)
+
+
+def scripted(action: int, environment: Environment, name: str) -> ScriptedAgent:
+    space = environment.action_space if environment.action_space is not None else spaces.Discrete(2)
+    return ScriptedAgent(
+        action,
+        AgentParameters(name=name),
+        environment.observation_space,
+        space,
+        environment.num_envs,
+        seed=0,
+    )
