@@ -1,8 +1,8 @@
 """The ``coach`` command: run a preset, or list them.
 
-    coach -p CartPole_DQN
-    coach -p CartPole_DQN --seed 3 -cp agent.algorithm.discount=0.98
-    coach -l
+coach -p CartPole_DQN
+coach -p CartPole_DQN --seed 3 -cp agent.algorithm.discount=0.98
+coach -l
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ import datetime as dt
 import platform
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 import click
 import yaml
@@ -22,7 +22,7 @@ EXIT_USAGE = 2
 EXIT_INTERRUPTED = 130
 
 
-def _fail(message: str) -> None:
+def _fail(message: str) -> NoReturn:
     click.echo(f"coach: error: {message}", err=True)
     sys.exit(EXIT_USAGE)
 
@@ -133,7 +133,16 @@ def main(
             return
         if not preset:
             _fail("give a preset with -p NAME (coach -l lists them)")
-        _run(preset, experiment_name, experiment_path, seed, custom_parameters, device, threads, quiet)
+        _run(
+            preset,
+            experiment_name,
+            experiment_path,
+            seed,
+            custom_parameters,
+            device,
+            threads,
+            quiet,
+        )
     except CoachError as error:
         _fail(str(error))
 

@@ -51,7 +51,7 @@ LEAF_TYPES = (StepUnit, Schedule)
 
 def register_constructor(cls: Callable[..., Any], name: str | None = None) -> None:
     """Allow ``cls(...)`` in override values (for parameter types added by extensions)."""
-    CONSTRUCTORS[name or cls.__name__] = cls  # type: ignore[attr-defined]
+    CONSTRUCTORS[name or str(getattr(cls, "__name__", cls))] = cls
 
 
 def parse_value(text: str) -> Any:
@@ -181,9 +181,7 @@ def _child(node: Any, name: str, path: str) -> Any:
         return node[int(name)]
     valid = _children(node)
     where = path or "the parameters"
-    raise CoachError(
-        f"{where} has no field {name!r}; valid fields: {', '.join(valid) or '(none)'}"
-    )
+    raise CoachError(f"{where} has no field {name!r}; valid fields: {', '.join(valid) or '(none)'}")
 
 
 def set_parameter(roots: dict[str, Any], path: str, value: Any) -> None:
@@ -205,12 +203,13 @@ def set_parameter(roots: dict[str, Any], path: str, value: Any) -> None:
         node = _child(node, name, ".".join(parts[:i]))
     last, parent_path = parts[-1], ".".join(parts[:-1])
     if len(parts) == 1:
-        raise CoachError(f"{path!r} names a whole group; set one of its fields: "
-                         f"{', '.join(_children(node))}")
+        raise CoachError(
+            f"{path!r} names a whole group; set one of its fields: {', '.join(_children(node))}"
+        )
     if dataclasses.is_dataclass(node) and not isinstance(node, LEAF_TYPES):
         if last not in _children(node):
             _child(node, last, parent_path)  # raises, naming the valid fields
-        annotation = _field_types(type(node)).get(last, Any)
+        annotation = _field_types(typing.cast(type, type(node))).get(last, Any)
         setattr(node, last, _coerce(value, annotation, path))
     elif isinstance(node, dict):
         if last not in node:

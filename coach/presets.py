@@ -181,7 +181,9 @@ def load_preset(spec: str, _depth: int = 0) -> Preset:
         try:
             module = importlib.import_module(module_name)
         except ImportError as error:
-            raise CoachError(f"cannot import {module_name!r} for preset {spec!r}: {error}") from None
+            raise CoachError(
+                f"cannot import {module_name!r} for preset {spec!r}: {error}"
+            ) from None
         return _from_module(module, attr, spec, attr)
     folder = presets_dir()
     for suffix in (".py", ".yaml", ".yml"):

@@ -31,8 +31,9 @@ class CountingEnvironment(Environment):
         n = self.num_envs
         obs = self._obs(self.t)
         zeros = np.zeros(n)
-        return EnvResponse(obs, zeros.astype(np.float32), zeros > 0, zeros > 0, obs, zeros,
-                           zeros.astype(np.int64))
+        return EnvResponse(
+            obs, zeros.astype(np.float32), zeros > 0, zeros > 0, obs, zeros, zeros.astype(np.int64)
+        )
 
     def step(self, action: np.ndarray) -> EnvResponse:
         self.actions.append(np.asarray(action).copy())
@@ -47,8 +48,15 @@ class CountingEnvironment(Environment):
             self.total_episodes += int(truncated.sum())
             self.t[truncated] = 0
             obs = self._obs(self.t)
-        return EnvResponse(obs, np.ones(self.num_envs, dtype=np.float32),
-                           np.zeros(self.num_envs, dtype=bool), truncated, next_obs, ret, length)
+        return EnvResponse(
+            obs,
+            np.ones(self.num_envs, dtype=np.float32),
+            np.zeros(self.num_envs, dtype=bool),
+            truncated,
+            next_obs,
+            ret,
+            length,
+        )
 
 
 class ScriptedAgent(Agent):

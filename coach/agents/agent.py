@@ -20,11 +20,10 @@ from gymnasium import spaces
 from coach.core.run_phase import RunPhase
 from coach.core.step_units import EnvironmentSteps
 from coach.core.types import ActionInfo, Batch, EnvResponse, Observation
-from coach.filters.pipeline import InputFilter, OutputFilter
 from coach.exploration.exploration_policy import random_actions
+from coach.filters.pipeline import InputFilter, OutputFilter
 from coach.networks.network_wrapper import NetworkWrapper
 from coach.networks.parameters import NetworkParameters
-
 
 RANDOM_BLOCK = 1024
 """Steps of random actions drawn at once in heatup."""
@@ -54,7 +53,9 @@ class AlgorithmParameters:
 
     discount: float = 0.99
     """Discount factor of future rewards."""
-    num_consecutive_playing_steps: EnvironmentSteps = EnvironmentSteps(1)
+    num_consecutive_playing_steps: EnvironmentSteps = field(
+        default_factory=lambda: EnvironmentSteps(1)
+    )
     """Env steps (summed over copies) between two training rounds."""
     num_consecutive_training_steps: int = 1
     """Gradient steps in one training round."""
@@ -164,7 +165,7 @@ class Agent:
         """One gradient step on a batch; returns named losses for logging."""
         raise NotImplementedError
 
-    def after_training_round(self) -> None:  # noqa: B027 - an optional hook
+    def after_training_round(self) -> None:
         """Called after each training round (target syncs and the like)."""
 
     # -- the loop the level manager drives ---------------------------------------------------

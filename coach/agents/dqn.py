@@ -8,6 +8,7 @@ only for terminal transitions (a time-limit truncation still bootstraps).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 import torch
 import torch.nn.functional as F
@@ -16,7 +17,7 @@ from coach.agents.agent import Agent, AgentParameters, AlgorithmParameters
 from coach.core.step_units import EnvironmentSteps
 from coach.core.types import ActionInfo, Batch, Observation
 from coach.errors import CoachError
-from coach.exploration.e_greedy import EGreedyParameters
+from coach.exploration.e_greedy import EGreedy, EGreedyParameters
 from coach.memories.experience_replay import ExperienceReplayParameters
 from coach.networks.parameters import NetworkParameters
 
@@ -27,7 +28,9 @@ LOSSES = ("huber", "mse")
 class DQNAlgorithmParameters(AlgorithmParameters):
     """DQN's algorithm parameters."""
 
-    num_steps_between_copying_online_weights_to_target: EnvironmentSteps = EnvironmentSteps(500)
+    num_steps_between_copying_online_weights_to_target: EnvironmentSteps = field(
+        default_factory=lambda: EnvironmentSteps(500)
+    )
     """Training env steps between two copies of the online weights into the target network."""
     loss: str = "huber"
     """The TD loss: ``huber`` (smooth L1) or ``mse``."""
@@ -59,11 +62,15 @@ class DQNAgent(Agent):
 
     params: DQNAgentParameters
 
-    def __init__(self, params: DQNAgentParameters, *args, **kwargs) -> None:  # type: ignore[no-untyped-def]
+    def __init__(self, params: DQNAgentParameters, *args: Any, **kwargs: Any) -> None:
         if params.algorithm.loss not in LOSSES:
             raise CoachError(f"unknown loss {params.algorithm.loss!r}; choose from {LOSSES}")
         super().__init__(params, *args, **kwargs)
         self.q_network = self.networks["main"]
+        if not isinstance(self.exploration, EGreedy):
+            raise CoachError("DQN acts with e-greedy exploration (EGreedyParameters)")
+        self.e_greedy = self.exploration
+        self.action_offset = int(getattr(self.action_space, "start", 0))
         self.target_syncs = 0
 
     def _tensors(self, observation: Observation) -> dict[str, torch.Tensor]:
@@ -72,13 +79,13 @@ class DQNAgent(Agent):
     def choose_action(self, state: Observation) -> ActionInfo:
         with torch.no_grad():
             q_values = self.q_network(self._tensors(state))["q"].cpu().numpy()
-        action = self.exploration.get_action(q_values, self.phase)
+        action = self.e_greedy.get_action(q_values, self.phase)
         return ActionInfo(action=action, action_values=q_values)
 
     def learn_from_batch(self, batch: Batch) -> dict[str, float]:
         algorithm = self.params.algorithm
         b = batch.map(lambda a: torch.as_tensor(a, device=self.device))
-        actions = (b.actions - self.action_space.start).long().unsqueeze(1)
+        actions = (b.actions - self.action_offset).long().unsqueeze(1)
 
         q = self.q_network(b.states)["q"].gather(1, actions).squeeze(1)
         next_q = self.q_network.target_predict(b.next_states)["q"].max(dim=1).values
@@ -99,11 +106,10 @@ class DQNAgent(Agent):
             self.q_network.update_target()
             self.target_syncs = int(due)
 
-    def state_dict(self) -> dict:  # type: ignore[type-arg]
+    def state_dict(self) -> dict[str, Any]:
         state = super().state_dict()
         state["counters"]["target_syncs"] = self.target_syncs
         return state
 
 
 __all__ = ["DQNAgent", "DQNAgentParameters", "DQNAlgorithmParameters"]
-

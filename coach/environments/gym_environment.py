@@ -76,7 +76,8 @@ class GymEnvironment(Environment):
         self.envs = [make_gym_env(params) for _ in range(self.num_envs)]
         single_space = self.envs[0].observation_space
         self._dict_observations = isinstance(single_space, spaces.Dict)
-        if self._dict_observations:
+        self.observation_space: spaces.Dict
+        if isinstance(single_space, spaces.Dict):
             self.observation_space = single_space
         else:
             self.observation_space = spaces.Dict({params.observation_key: single_space})
@@ -84,7 +85,7 @@ class GymEnvironment(Environment):
         self.action_space = self.envs[0].action_space
         self.metadata = self.envs[0].metadata
         self._buffer_specs = [
-            (key, (self.num_envs, *space.shape), space.dtype)
+            (key, (self.num_envs, *(space.shape or ())), space.dtype)
             for key, space in self.observation_space.spaces.items()
         ]
         self._returns = [0.0] * self.num_envs
@@ -137,7 +138,7 @@ class GymEnvironment(Environment):
         final: list[tuple[int, Any]] = []
         for i, env in enumerate(self.envs):
             obs, r, term, trunc, info = env.step(action[i])
-            returns[i] += r
+            returns[i] += float(r)
             lengths[i] += 1
             rewards.append(r)
             terminated.append(term)

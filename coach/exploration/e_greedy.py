@@ -46,6 +46,8 @@ class EGreedy(ExplorationPolicy):
         if not isinstance(action_space, spaces.Discrete):
             raise CoachError(f"e-greedy needs a Discrete action space, got {action_space}")
         super().__init__(action_space, rng)
+        self.num_actions = int(action_space.n)
+        self.start = int(action_space.start)
         self.epsilon_schedule = epsilon_schedule
         self.evaluation_epsilon = evaluation_epsilon
 
@@ -63,10 +65,9 @@ class EGreedy(ExplorationPolicy):
             self.steps += count
         if epsilon > 0.0:
             explore = self.rng.random(count) < epsilon
-            random = uniform_integers(self.rng, int(self.action_space.n), count)
+            random = uniform_integers(self.rng, self.num_actions, count)
             greedy = np.where(explore, random, greedy)
-        start = self.action_space.start
-        return greedy + start if start else greedy
+        return greedy + self.start if self.start else greedy
 
     def values(self) -> dict[str, float]:
         return {"epsilon": self.epsilon}

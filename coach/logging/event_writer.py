@@ -35,7 +35,9 @@ class EventWriter:
         self.path = directory / name
         self._file = open(self.path, "wb")  # noqa: SIM115 - closed in close()
         self._records = RecordWriter(self._file)
-        self._records.write(Event(wall_time=time.time(), file_version="brain.Event:2").SerializeToString())
+        self._records.write(
+            Event(wall_time=time.time(), file_version="brain.Event:2").SerializeToString()
+        )
         self._pending: list[tuple[str, float, int, float]] = []
 
     def scalar(self, tag: str, value: float, step: int) -> None:

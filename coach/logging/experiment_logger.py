@@ -147,7 +147,8 @@ class ExperimentLogger:
         evaluation = "-" if self.last_evaluation is None else f"{self.last_evaluation:.1f}"
         self.info(
             f"{phase.value:<8} env steps {self.env_steps():>8}  episodes {self.episodes:>5}  "
-            f"last reward {episode:>7}  eval reward {evaluation:>7}  {steps_per_second:,.0f} steps/s"
+            f"last reward {episode:>7}  eval reward {evaluation:>7}  "
+            f"{steps_per_second:,.0f} steps/s"
         )
         self.flush()
 

@@ -134,8 +134,9 @@ class ExperienceReplay(Memory):
     def load_state_dict(self, state: dict[str, Any]) -> None:
         size = int(state["size"])
         if size > self.capacity:
-            raise CoachError(f"a memory of {size} transitions does not fit a capacity of "
-                             f"{self.capacity}")
+            raise CoachError(
+                f"a memory of {size} transitions does not fit a capacity of {self.capacity}"
+            )
         for name in ("states", "next_states"):
             for key, column in getattr(self, name).items():
                 column[:size] = state[name][key]

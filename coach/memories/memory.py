@@ -48,5 +48,5 @@ class Memory(ABC):
         """The stored contents, for checkpoints that keep the memory."""
         return {}
 
-    def load_state_dict(self, state: dict[str, Any]) -> None:
+    def load_state_dict(self, state: dict[str, Any]) -> None:  # noqa: B027 - optional hook
         """Restore what `state_dict` returned."""

@@ -89,7 +89,10 @@ class Model(nn.Module):
             )
         self.input_keys = list(params.input_embedders)
         self.embedders = nn.ModuleDict(
-            {key: VectorEmbedder(observation_space[key], p) for key, p in params.input_embedders.items()}
+            {
+                key: VectorEmbedder(observation_space[key], p)
+                for key, p in params.input_embedders.items()
+            }
         )
         width = sum(e.out_features for e in self.embedders.values())  # type: ignore[misc]
         self.middleware, width = mlp(width, params.middleware.scheme, params.middleware.activation)

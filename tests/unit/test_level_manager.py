@@ -16,8 +16,9 @@ from tests.toys import CountingEnvironment, scripted
 def test_two_levels_upper_action_is_lower_goal(num_envs: int) -> None:
     environment = CountingEnvironment(num_envs, length=10)
     lower_agent = scripted(1, environment, "lower")
-    lower = LevelManager("lower", lower_agent, environment, steps_per_action=3,
-                         action_space=spaces.Discrete(5))
+    lower = LevelManager(
+        "lower", lower_agent, environment, steps_per_action=3, action_space=spaces.Discrete(5)
+    )
     upper_agent = scripted(4, lower, "upper")
     upper = LevelManager("upper", upper_agent, lower)
     upper.phase = RunPhase.TRAIN
@@ -40,8 +41,9 @@ def test_two_levels_upper_action_is_lower_goal(num_envs: int) -> None:
 def test_lower_level_stops_at_episode_end() -> None:
     environment = CountingEnvironment(1, length=4)
     lower_agent = scripted(0, environment, "lower")
-    lower = LevelManager("lower", lower_agent, environment, steps_per_action=3,
-                         action_space=spaces.Discrete(5))
+    lower = LevelManager(
+        "lower", lower_agent, environment, steps_per_action=3, action_space=spaces.Discrete(5)
+    )
     upper_agent = scripted(2, lower, "upper")
     upper = LevelManager("upper", upper_agent, lower)
     upper.phase = RunPhase.TRAIN

@@ -1,0 +1,10 @@
+"""Make ``toy_envs`` importable as a top-level module in any pytest import mode."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+_HERE = str(Path(__file__).parent)
+if _HERE not in sys.path:
+    sys.path.insert(0, _HERE)
