@@ -1,0 +1,45 @@
+"""Every shipped preset loads, builds and runs a few hundred steps end to end."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from coach.graph_managers.graph_manager import RunContext
+from coach.parameters import set_parameter
+from coach.presets import describe, list_presets, load_preset
+
+TINY = {
+    "schedule.heatup_steps": "EnvironmentSteps(100)",
+    "schedule.improve_steps": "EnvironmentSteps(200)",
+    "schedule.steps_between_evaluation_periods": "EnvironmentSteps(100)",
+    "schedule.evaluation_steps": "EnvironmentEpisodes(1)",
+}
+
+
+@pytest.mark.parametrize("name", list_presets())
+def test_preset_runs_briefly(name: str, tmp_path: Path) -> None:
+    preset = load_preset(name)
+    environment, agent = describe(preset)
+    assert environment != "?" and agent != "?"
+    roots = preset.graph_manager.parameters()
+    for path, value in TINY.items():
+        set_parameter(roots, path, value)
+    graph = preset.graph_manager.create_graph(
+        RunContext(seed=0, experiment_dir=tmp_path, quiet=True)
+    )
+    try:
+        graph.improve()
+    finally:
+        graph.close()
+    assert graph.env_steps == 300
+    assert len(graph.evaluations) == 2 and all(e.rewards for e in graph.evaluations)
+    assert (tmp_path / "progress.csv").read_text().count("\n") > 1
+
+
+def test_every_preset_promises_a_reward() -> None:
+    for name in list_presets():
+        validation = load_preset(name).validation
+        assert validation is not None, f"{name} has no validation"
+        assert validation.max_env_steps or validation.max_episodes
