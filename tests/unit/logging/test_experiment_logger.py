@@ -1,0 +1,75 @@
+"""The run's reporting: event files TensorBoard reads back, progress.csv, log.txt."""
+
+from __future__ import annotations
+
+import csv
+from pathlib import Path
+
+import pytest
+from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+
+from coach.core.run_phase import RunPhase
+from coach.logging.event_writer import EventWriter
+from coach.logging.experiment_logger import CSV_COLUMNS, AgentLogger, ExperimentLogger
+
+
+def read(directory: Path) -> EventAccumulator:
+    accumulator = EventAccumulator(str(directory))
+    accumulator.Reload()
+    return accumulator
+
+
+def test_event_writer_buffers_until_flush(tmp_path: Path) -> None:
+    writer = EventWriter(tmp_path / "run")
+    writer.scalar("Train/x", 1.5, 10)
+    writer.scalar("Train/x", 2.5, 20)
+    assert "Train/x" not in read(tmp_path / "run").Tags()["scalars"]
+    writer.flush()
+    writer.scalar("Loss/y", -1.0, 30)
+    writer.close()
+    events = read(tmp_path / "run")
+    assert [(e.step, e.value) for e in events.Scalars("Train/x")] == [(10, 1.5), (20, 2.5)]
+    assert [(e.step, e.value) for e in events.Scalars("Loss/y")] == [(30, -1.0)]
+
+
+def test_logger_writes_csv_tensorboard_and_log(tmp_path: Path) -> None:
+    steps = {"env": 0}
+    logger = ExperimentLogger(tmp_path, lambda: steps["env"], lambda: 7, quiet=True)
+    agent = AgentLogger(logger, "main_level.agent")
+    steps["env"] = 100
+    agent.episode(RunPhase.HEATUP, 12.0, 12)
+    steps["env"] = 250
+    agent.episode(RunPhase.TRAIN, 30.0, 30)
+    agent.episode(RunPhase.EVALUATE, 99.0, 99)  # evaluation episodes are summarised instead
+    agent.scalar("Loss/q_loss", 0.5)
+    logger.evaluation("graph", [10.0, 20.0, 30.0], [10, 20, 30])
+    logger.progress(RunPhase.TRAIN, 1234.0)
+    logger.close()
+
+    with open(tmp_path / "progress.csv") as f:
+        reader = csv.DictReader(f)
+        assert reader.fieldnames == CSV_COLUMNS
+        rows = list(reader)
+    assert [(r["phase"], r["env_steps"], r["reward"]) for r in rows] == [
+        ("heatup", "100", "12.0"),
+        ("train", "250", "30.0"),
+        ("evaluate", "250", "20.0"),
+    ]
+    evaluation = rows[-1]
+    assert float(evaluation["reward_std"]) == pytest.approx(8.16496, rel=1e-4)
+    assert (evaluation["reward_min"], evaluation["reward_max"], evaluation["episodes"]) == (
+        "10.0",
+        "30.0",
+        "3",
+    )
+    assert evaluation["training_steps"] == "7"
+
+    agent_events = read(tmp_path / "tensorboard" / "main_level.agent")
+    rewards = agent_events.Scalars("Train/episode_reward")
+    assert [(e.step, e.value) for e in rewards] == [(100, 12.0), (250, 30.0)]
+    assert agent_events.Scalars("Loss/q_loss")[0].step == 250
+    graph_events = read(tmp_path / "tensorboard" / "graph")
+    assert graph_events.Scalars("Evaluation/mean_reward")[0].value == 20.0
+
+    log = (tmp_path / "log.txt").read_text()
+    assert "env steps      250" in log and "1,234 steps/s" in log and "eval reward    20.0" in log

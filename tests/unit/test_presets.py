@@ -1,0 +1,88 @@
+"""Finding and loading presets: by name, path, YAML and module:attr, and their errors."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from coach.errors import CoachError
+from coach.graph_managers.basic_rl import BasicRLGraphManager
+from coach.presets import describe, list_presets, load_preset
+
+
+def test_by_name_and_description() -> None:
+    preset = load_preset("CartPole_DQN")
+    assert isinstance(preset.graph_manager, BasicRLGraphManager)
+    assert preset.name == "CartPole_DQN" and preset.validation is not None
+    assert describe(preset) == ("CartPole-v1", "DQNAgent")
+    assert "CartPole_DQN" in list_presets()
+
+
+def test_each_load_is_a_fresh_graph() -> None:
+    first, second = load_preset("CartPole_DQN"), load_preset("CartPole_DQN")
+    first.graph_manager.parameters()["agent"].algorithm.discount = 0.5
+    assert second.graph_manager.parameters()["agent"].algorithm.discount == 0.99
+
+
+@pytest.mark.parametrize(
+    ("name", "suggestion"), [("CartPoleDQN", "CartPole_DQN"), ("cartpole_dqn", "CartPole_DQN")]
+)
+def test_unknown_name_suggests_close_matches(name: str, suggestion: str) -> None:
+    with pytest.raises(CoachError, match=f"did you mean {suggestion}"):
+        load_preset(name)
+
+
+def test_unknown_name_without_close_match_points_to_the_list() -> None:
+    with pytest.raises(CoachError, match="coach -l"):
+        load_preset("Zzzzzz")
+
+
+def test_yaml_preset_overrides_its_base(tmp_path: Path) -> None:
+    run = tmp_path / "run.yaml"
+    run.write_text(
+        "preset: CartPole_DQN\nseed: 4\nparameters:\n"
+        "  agent.algorithm.discount: 0.9\n  schedule.heatup_steps: EnvironmentSteps(7)\n"
+    )
+    preset = load_preset(str(run))
+    roots = preset.graph_manager.parameters()
+    assert roots["agent"].algorithm.discount == 0.9
+    assert roots["schedule"].heatup_steps.num_steps == 7
+    assert preset.seed == 4 and preset.source == str(run)
+
+    # A YAML preset can stand on another YAML preset.
+    child = tmp_path / "child.yaml"
+    child.write_text("preset: run.yaml\nparameters:\n  agent.algorithm.batch_size: 16\n")
+    nested = load_preset(str(child))
+    assert nested.graph_manager.parameters()["agent"].algorithm.discount == 0.9
+    assert nested.graph_manager.parameters()["agent"].algorithm.batch_size == 16
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("just a string\n", "mapping with a 'preset' key"),
+        ("preset: CartPole_DQN\nparamters: {}\n", "unknown keys"),
+        ("preset: CartPole_DQN\nparameters:\n  agent.algorithm.discont: 0.9\n", "discount"),
+        ("preset: [unclosed\n", "not valid YAML"),
+    ],
+)
+def test_bad_yaml_presets_name_the_file(tmp_path: Path, text: str, message: str) -> None:
+    run = tmp_path / "bad.yaml"
+    run.write_text(text)
+    with pytest.raises(CoachError, match=message) as error:
+        load_preset(str(run))
+    assert str(run) in str(error.value)
+
+
+def test_python_preset_errors_name_file_and_line(tmp_path: Path) -> None:
+    failing = tmp_path / "failing.py"
+    failing.write_text("x = 1\nraise ValueError('boom')\n")
+    with pytest.raises(CoachError, match=rf"{failing}:2: preset failed: ValueError: boom"):
+        load_preset(str(failing))
+    empty = tmp_path / "empty.py"
+    empty.write_text("x = 1\n")
+    with pytest.raises(CoachError, match="defines no GraphManager"):
+        load_preset(str(empty))
+    with pytest.raises(CoachError, match="no preset file"):
+        load_preset(str(tmp_path / "missing.py"))
