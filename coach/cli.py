@@ -185,9 +185,12 @@ def _run(
     try:
         graph.improve()
     except KeyboardInterrupt:
-        graph.logger.info("interrupted; closing")
+        graph.logger.info(f"interrupted at {graph.env_steps} env steps; results in {directory}")
         graph.close()
         sys.exit(EXIT_INTERRUPTED)
+    except BaseException:
+        graph.close()  # whatever went wrong, what was logged so far reaches the disk
+        raise
     best = max(graph.evaluations, key=lambda e: e.mean_reward, default=None)
     if best is not None:
         graph.logger.info(

@@ -104,7 +104,7 @@ class GraphManager(ABC):
         self._evaluation_env_steps = 0
         self._evaluation_episodes = 0
         self._frozen_env_steps = 0
-        self._needs_reset = True
+        self._seeded = False
 
     # -- building ---------------------------------------------------------------------------
 
@@ -186,9 +186,9 @@ class GraphManager(ABC):
         self.top_level.phase = phase
 
     def _reset(self) -> None:
-        seed = self.context.seed if self._needs_reset else None
-        self.top_level.reset(seed)
-        self._needs_reset = False
+        # Seeded once; later resets continue each environment's own random stream.
+        self.top_level.reset(None if self._seeded else self.context.seed)
+        self._seeded = True
 
     def _run(self, budget: StepUnit, on_response: Any = None) -> None:
         top = self.top_level
@@ -263,7 +263,8 @@ class GraphManager(ABC):
                 lengths.append(int(response.episode_length[i]))
             return by_episodes and counts == quota
 
-        budget = EnvironmentEpisodes(10**12) if by_episodes else steps
+        # An episode budget ends in `record`, once every copy has run its share.
+        budget = EnvironmentEpisodes(2**62) if by_episodes else steps
         self._run(budget, on_response=record)
         self._evaluation_env_steps += self._total_env_steps() - before
         self._evaluation_episodes += self._episodes() - episodes_before

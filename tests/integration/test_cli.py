@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import csv
 import os
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -176,3 +177,25 @@ def test_preset_by_path_and_module_attr(tmp_path: Path) -> None:
                       "-e", "named", cwd=tmp_path)  # fmt: skip
     assert by_module.returncode == 0, by_module.stderr
     assert (tmp_path / "b" / "named").is_dir()
+
+
+def test_ctrl_c_closes_the_run_cleanly(tmp_path: Path) -> None:
+    process = subprocess.Popen(
+        [sys.executable, "-m", "coach.cli", "-p", "CartPole_DQN", "-ep", str(tmp_path)],
+        cwd=tmp_path,
+        env={**os.environ, "PYTHONUNBUFFERED": "1"},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    assert process.stdout is not None
+    for line in process.stdout:  # wait until training has begun
+        if "heatup" in line:
+            break
+    process.send_signal(signal.SIGINT)
+    _, stderr = process.communicate(timeout=60)
+    assert process.returncode == 130, stderr
+    assert "Traceback" not in stderr
+    run = experiment(tmp_path)
+    assert "interrupted at" in (run / "log.txt").read_text()
+    assert any(phase == "heatup" for phase, _, _ in rewards(run))  # flushed before exit
