@@ -106,7 +106,9 @@ def _field_types(cls: type) -> dict[str, Any]:
 
 
 def _type_name(annotation: Any) -> str:
-    return getattr(annotation, "__name__", None) or str(annotation).replace("typing.", "")
+    if typing.get_origin(annotation) is None and hasattr(annotation, "__name__"):
+        return str(annotation.__name__)
+    return str(annotation).replace("typing.", "").replace("coach.", "")
 
 
 def _matches(value: Any, annotation: Any) -> bool:
@@ -144,14 +146,15 @@ def _accepts_text(annotation: Any) -> bool:
 
 def _coerce(value: Any, annotation: Any, path: str) -> Any:
     if isinstance(value, str):
-        if _accepts_text(annotation):
-            # A plain word is taken as the string it is; a quoted one is unquoted.
-            try:
-                parsed = parse_value(value)
-            except CoachError:
-                return value
-            return parsed if isinstance(parsed, str) or parsed is None else value
-        value = parse_value(value)
+        try:
+            parsed = parse_value(value)
+        except CoachError as error:
+            if _accepts_text(annotation):
+                return value  # a plain word is the string it is
+            raise CoachError(f"{path} takes {_type_name(annotation)}, not {value!r}") from error
+        if _accepts_text(annotation) and not _matches(parsed, annotation):
+            return value  # text that parses as something else (True, 3) stays text
+        value = parsed
     if annotation is float and isinstance(value, int) and not isinstance(value, bool):
         value = float(value)
     if not _matches(value, annotation):
@@ -171,21 +174,42 @@ def _children(node: Any) -> list[str]:
     return []
 
 
+def _is_group(node: Any) -> bool:
+    """Whether a path may go on into ``node`` (a parameter dataclass, a dict or a list)."""
+    if isinstance(node, dict | list):
+        return True
+    return dataclasses.is_dataclass(node) and not isinstance(node, (*LEAF_TYPES, type))
+
+
 def _child(node: Any, name: str, path: str) -> Any:
-    if dataclasses.is_dataclass(node) and not isinstance(node, LEAF_TYPES):
-        if name in _children(node):
-            return getattr(node, name)
-    elif isinstance(node, dict) and name in node:
+    if isinstance(node, dict) and name in node:
         return node[name]
-    elif isinstance(node, list) and name.isdigit() and int(name) < len(node):
+    if isinstance(node, list) and name.isdigit() and int(name) < len(node):
         return node[int(name)]
-    valid = _children(node)
+    if _is_group(node) and not isinstance(node, dict | list) and name in _children(node):
+        return getattr(node, name)
+    valid = _children(node) if _is_group(node) else []
     where = path or "the parameters"
     raise CoachError(f"{where} has no field {name!r}; valid fields: {', '.join(valid) or '(none)'}")
 
 
+def _child_type(node: Any, annotation: Any, name: str) -> Any:
+    """The annotation of ``node``'s member ``name``, given ``node``'s own annotation."""
+    if dataclasses.is_dataclass(node) and not isinstance(node, dict | list):
+        return _field_types(typing.cast(type, type(node))).get(name, Any)
+    args = typing.get_args(annotation)
+    if isinstance(node, dict) and len(args) == 2:
+        return args[1]
+    if isinstance(node, list) and len(args) == 1:
+        return args[0]
+    return Any
+
+
 def set_parameter(roots: dict[str, Any], path: str, value: Any) -> None:
     """Set ``path`` (``agent.algorithm.discount``) to ``value`` (text is parsed).
+
+    The value is checked against the annotation of what it replaces: a dataclass field's,
+    or a dictionary's or list's item type. A dictionary may also gain a new key.
 
     Raises:
         CoachError: naming the valid fields when the path is wrong, or the expected type when
@@ -198,28 +222,24 @@ def set_parameter(roots: dict[str, Any], path: str, value: Any) -> None:
         raise CoachError(
             f"no parameters named {parts[0]!r}; valid roots: {', '.join(sorted(roots))}"
         )
-    node = roots[parts[0]]
-    for i, name in enumerate(parts[1:-1], start=1):
-        node = _child(node, name, ".".join(parts[:i]))
-    last, parent_path = parts[-1], ".".join(parts[:-1])
+    node, annotation = roots[parts[0]], Any
     if len(parts) == 1:
         raise CoachError(
             f"{path!r} names a whole group; set one of its fields: {', '.join(_children(node))}"
         )
-    if dataclasses.is_dataclass(node) and not isinstance(node, LEAF_TYPES):
-        if last not in _children(node):
-            _child(node, last, parent_path)  # raises, naming the valid fields
-        annotation = _field_types(typing.cast(type, type(node))).get(last, Any)
-        setattr(node, last, _coerce(value, annotation, path))
-    elif isinstance(node, dict):
-        if last not in node:
-            _child(node, last, parent_path)
-        node[last] = _coerce(value, type(node[last]), path) if isinstance(value, str) else value
+    for i, name in enumerate(parts[1:-1], start=1):
+        annotation = _child_type(node, annotation, name)
+        node = _child(node, name, ".".join(parts[:i]))
+    last, parent_path = parts[-1], ".".join(parts[:-1])
+    if not (isinstance(node, dict) and _is_group(node)):
+        _child(node, last, parent_path)  # raises, naming the valid fields, if there is none
+    new = _coerce(value, _child_type(node, annotation, last), path)
+    if isinstance(node, dict):
+        node[last] = new
     elif isinstance(node, list):
-        _child(node, last, parent_path)
-        node[int(last)] = value if not isinstance(value, str) else parse_value(value)
+        node[int(last)] = new
     else:
-        _child(node, last, parent_path)
+        setattr(node, last, new)
 
 
 def parse_override(text: str) -> tuple[str, str]:

@@ -33,7 +33,7 @@ class DQNAlgorithmParameters(AlgorithmParameters):
     )
     """Training env steps between two copies of the online weights into the target network."""
     loss: str = "huber"
-    """The TD loss: ``huber`` (smooth L1) or ``mse``."""
+    """The TD loss: ``huber`` or ``mse``."""
     huber_delta: float = 1.0
     """Where the Huber loss turns from quadratic to linear."""
 
@@ -93,7 +93,7 @@ class DQNAgent(Agent):
         target = b.rewards + algorithm.discount * not_terminal * next_q
 
         if algorithm.loss == "huber":
-            loss = F.smooth_l1_loss(q, target, beta=algorithm.huber_delta)
+            loss = F.huber_loss(q, target, delta=algorithm.huber_delta)
         else:
             loss = F.mse_loss(q, target)
         self.q_network.train_step(loss)

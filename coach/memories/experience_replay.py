@@ -118,17 +118,23 @@ class ExperienceReplay(Memory):
             indices=indices,
         )
 
+    def _oldest_first(self) -> np.ndarray:
+        """Positions of the stored rows, oldest first."""
+        if self._size < self.capacity:
+            return np.arange(self._size)
+        return (self._position + np.arange(self.capacity)) % self.capacity
+
     def state_dict(self) -> dict[str, Any]:
-        size = self._size
+        """The stored rows, oldest first (so they load into a memory of any capacity)."""
+        order = self._oldest_first()
         return {
-            "position": self._position,
-            "size": size,
-            "states": {k: v[:size].copy() for k, v in self.states.items()},
-            "next_states": {k: v[:size].copy() for k, v in self.next_states.items()},
-            "actions": self.actions[:size].copy(),
-            "rewards": self.rewards[:size].copy(),
-            "terminated": self.terminated[:size].copy(),
-            "truncated": self.truncated[:size].copy(),
+            "size": self._size,
+            "states": {k: v[order] for k, v in self.states.items()},
+            "next_states": {k: v[order] for k, v in self.next_states.items()},
+            "actions": self.actions[order],
+            "rewards": self.rewards[order],
+            "terminated": self.terminated[order],
+            "truncated": self.truncated[order],
         }
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
@@ -142,5 +148,5 @@ class ExperienceReplay(Memory):
                 column[:size] = state[name][key]
         for name in ("actions", "rewards", "terminated", "truncated"):
             getattr(self, name)[:size] = state[name]
-        self._position = int(state["position"])
+        self._position = size % self.capacity
         self._size = size

@@ -87,6 +87,7 @@ class NetworkWrapper:
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
         self.online.load_state_dict(state["online"])
-        self.optimizer.load_state_dict(state["optimizer"])
+        # A copy: torch's optimizer would otherwise share the moment tensors it was given.
+        self.optimizer.load_state_dict(copy.deepcopy(state["optimizer"]))
         if self.target is not None:
             self.target.load_state_dict(state["target"])
