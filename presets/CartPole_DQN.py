@@ -1,7 +1,7 @@
 """DQN on CartPole-v1 (Mnih et al., 2015), tuned after RL Zoo's DQN CartPole settings.
 
-Training happens in rounds: every 256 env steps, 128 gradient steps on batches of 64, and the
-target network is refreshed once per round. Epsilon falls from 1 to 0.04 over the first 8,000
+Training happens in rounds: every 256 env steps, 128 gradient steps on batches of 64 with
+the gradient norm clipped at 10, and the target network is refreshed once per round. Epsilon falls from 1 to 0.04 over the first 8,000
 training steps. It reaches the maximum reward of 500 well within 50,000 env steps.
 """
 
@@ -37,6 +37,7 @@ agent.memory.max_size = 100_000
 agent.network_wrappers["main"] = NetworkParameters(
     middleware=MiddlewareParameters(scheme=[256, 256]),
     learning_rate=2.3e-3,
+    gradient_clip_norm=10.0,
     create_target_network=True,
 )
 
