@@ -21,11 +21,16 @@ class Environment(ABC):
         observation_space: The space of one copy's observation, always a ``spaces.Dict``.
         action_space: The space of one copy's action (``None`` for a top level).
         num_envs: How many copies step together.
+        total_steps: Steps taken since construction, summed over copies (real environments
+            count them; the graph manager's budgets and logs read them).
+        total_episodes: Episodes finished since construction, summed over copies.
     """
 
     observation_space: spaces.Dict
     action_space: Any
     num_envs: int
+    total_steps: int = 0
+    total_episodes: int = 0
 
     @abstractmethod
     def reset(self, seed: int | None = None) -> EnvResponse:

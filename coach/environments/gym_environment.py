@@ -91,9 +91,7 @@ class GymEnvironment(Environment):
         self._returns = [0.0] * self.num_envs
         self._lengths = [0] * self.num_envs
         self.total_steps = 0
-        """Steps taken, summed over copies, since construction."""
         self.total_episodes = 0
-        """Episodes finished, summed over copies, since construction."""
 
     def _empty_observation(self) -> dict[str, np.ndarray]:
         return {key: np.empty(shape, dtype) for key, shape, dtype in self._buffer_specs}

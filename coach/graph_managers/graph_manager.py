@@ -147,17 +147,17 @@ class GraphManager(ABC):
         """Env steps in heatup and training (evaluation excluded): the x axis of the logs."""
         if self._phase is RunPhase.EVALUATE or self.environment is None:
             return self._frozen_env_steps
-        return int(getattr(self.environment, "total_steps", 0)) - self._evaluation_env_steps
+        return self.environment.total_steps - self._evaluation_env_steps
 
     @property
     def training_steps(self) -> int:
         return sum(level.agent.training_steps for level in self.levels)
 
     def _episodes(self) -> int:
-        return int(getattr(self.environment, "total_episodes", 0))
+        return self.environment.total_episodes if self.environment is not None else 0
 
     def _total_env_steps(self) -> int:
-        return int(getattr(self.environment, "total_steps", 0))
+        return self.environment.total_steps if self.environment is not None else 0
 
     def _counter(self, unit: StepUnit) -> Callable[[], int]:
         """What counts ``unit``: a function, looked up once per phase, not once per step."""
@@ -304,7 +304,7 @@ class GraphManager(ABC):
 
     def close(self) -> None:
         """Close the environments and flush the logs."""
-        for level in self.levels[:1]:
-            level.close()
+        if self.environment is not None:
+            self.environment.close()
         if self.logger is not None:
             self.logger.close()
