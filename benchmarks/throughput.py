@@ -19,7 +19,8 @@ from pathlib import Path
 import gymnasium as gym
 
 from coach.core.step_units import EnvironmentSteps
-from coach.graph_managers.graph_manager import GraphManager, RunContext
+from coach.graph_managers.graph_manager import GraphManager
+from coach.graph_managers.parameters import RunContext
 from coach.presets import load_preset
 
 PRESET = "CartPole_DQN"

@@ -9,11 +9,14 @@ from __future__ import annotations
 
 import datetime as dt
 import platform
+import signal
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NoReturn
 
 import click
+import numpy as np
 import yaml
 
 from coach.errors import CoachError
@@ -28,13 +31,17 @@ def _fail(message: str) -> NoReturn:
 
 
 def _experiment_dir(root: Path, name: str) -> Path:
+    """A new, empty experiment folder: ``root/name/<timestamp>``."""
     stamp = dt.datetime.now().strftime("%Y-%m-%d_%H-%M-%S")
     path = root / name / stamp
     suffix = 1
     while path.exists():
         suffix += 1
         path = root / name / f"{stamp}_{suffix}"
-    path.mkdir(parents=True)
+    try:
+        path.mkdir(parents=True)
+    except OSError as error:
+        raise CoachError(f"cannot write to the experiment path {root}: {error.strerror}") from None
     return path
 
 
@@ -91,6 +98,29 @@ def _list_presets() -> None:
         click.echo(f"{name:<{width}}  {environment:<{env_width}}  {agent}")
 
 
+@dataclass(slots=True)
+class RunOptions:
+    """The command line, for one run."""
+
+    preset: str | None
+    experiment_name: str | None
+    experiment_path: Path
+    seed: int | None
+    custom_parameters: tuple[str, ...]
+    device: str
+    threads: int
+    quiet: bool
+    checkpoint_save_secs: float | None
+    save_memory: bool
+    checkpoint_restore_dir: Path | None
+    resume: Path | None
+    evaluate: int | None
+    render: bool
+    dump_mp4: bool
+    dump_gifs: bool
+    open_dashboard: bool
+
+
 @click.command(context_settings={"help_option_names": ["-h", "--help"]})
 @click.option("-p", "--preset", help="Preset name, path/to/preset.py, run.yaml or module:attr.")
 @click.option("-l", "--list", "list_", is_flag=True, help="List the presets and exit.")
@@ -98,7 +128,7 @@ def _list_presets() -> None:
 @click.option(
     "-ep",
     "--experiment-path",
-    type=click.Path(file_okay=False, path_type=Path),
+    type=Path,
     default=Path("experiments"),
     show_default=True,
     help="Where experiment folders go.",
@@ -115,89 +145,197 @@ def _list_presets() -> None:
 @click.option("--device", default="cpu", show_default=True, help="Torch device.")
 @click.option("--threads", type=int, default=1, show_default=True, help="Torch CPU threads.")
 @click.option("-q", "--quiet", is_flag=True, help="No console output (log.txt is still written).")
-def main(
-    preset: str | None,
-    list_: bool,
-    experiment_name: str | None,
-    experiment_path: Path,
-    seed: int | None,
-    custom_parameters: tuple[str, ...],
-    device: str,
-    threads: int,
-    quiet: bool,
-) -> None:
+@click.option(
+    "-s", "--checkpoint-save-secs", type=float, default=None, help="Checkpoint every N seconds."
+)
+@click.option("--save-memory", is_flag=True, help="Checkpoints also hold the replay memory.")
+@click.option(
+    "-crd",
+    "--checkpoint-restore-dir",
+    type=Path,
+    default=None,
+    help="Start from a checkpoint (an experiment folder, its checkpoints folder or a file).",
+)
+@click.option(
+    "--resume",
+    type=Path,
+    default=None,
+    metavar="DIR",
+    help="Continue the experiment in DIR from its latest checkpoint.",
+)
+@click.option(
+    "--evaluate",
+    type=int,
+    is_flag=False,
+    flag_value=10,
+    default=None,
+    metavar="[N]",
+    help="Only evaluate, for N episodes (default 10), e.g. with -crd.",
+)
+@click.option("-r", "--render", is_flag=True, help="Show the environment while it runs.")
+@click.option("-dm", "--dump-mp4", is_flag=True, help="Save evaluation episodes as mp4.")
+@click.option("-dg", "--dump-gifs", is_flag=True, help="Save evaluation episodes as GIFs.")
+@click.option(
+    "-d", "--open-dashboard", is_flag=True, help="Start TensorBoard on the experiment path."
+)
+def main(list_: bool, **options: Any) -> None:
     """Run a reinforcement learning experiment from a preset."""
     try:
         if list_:
             _list_presets()
             return
-        if not preset:
-            _fail("give a preset with -p NAME (coach -l lists them)")
-        _run(
-            preset,
-            experiment_name,
-            experiment_path,
-            seed,
-            custom_parameters,
-            device,
-            threads,
-            quiet,
-        )
+        opts = RunOptions(**options)
+        if not opts.preset and opts.resume is None:
+            _fail("give a preset with -p NAME (coach -l lists them), or --resume DIR")
+        sys.exit(_run(opts))
     except CoachError as error:
         _fail(str(error))
 
 
-def _run(
-    spec: str,
-    experiment_name: str | None,
-    experiment_path: Path,
-    seed: int | None,
-    custom_parameters: tuple[str, ...],
-    device: str,
-    threads: int,
-    quiet: bool,
-) -> None:
-    from coach.graph_managers.graph_manager import RunContext
+def _prepare(opts: RunOptions) -> tuple[Any, dict[str, Any] | None]:
+    """The preset (overrides applied) and the checkpoint to start from: everything that can
+    be wrong with the command line is found here, before anything is written."""
+    from coach.checkpoints import load_checkpoint
     from coach.parameters import parse_override, set_parameter
     from coach.presets import load_preset
 
-    preset = load_preset(spec)
+    if opts.resume is not None:
+        if opts.preset or opts.checkpoint_restore_dir:
+            raise CoachError("--resume takes its preset and checkpoint from the folder it names")
+        params = opts.resume / "params.yaml"
+        if not params.is_file():
+            raise CoachError(f"{opts.resume} is not an experiment folder (no params.yaml)")
+        preset = load_preset(str(params))
+    else:
+        assert opts.preset is not None
+        preset = load_preset(opts.preset)
     roots = preset.graph_manager.parameters()
-    for text in custom_parameters:
+    for text in opts.custom_parameters:
         path, value = parse_override(text)
         set_parameter(roots, path, value)
-    run_seed = seed if seed is not None else (preset.seed if preset.seed is not None else 0)
-    directory = _experiment_dir(experiment_path, experiment_name or preset.name)
-    write_params(directory / "params.yaml", preset, run_seed, list(custom_parameters))
+    source = opts.resume or opts.checkpoint_restore_dir
+    checkpoint = load_checkpoint(source) if source is not None else None
+    if checkpoint is not None and checkpoint["preset"] != preset.name:
+        raise CoachError(
+            f"checkpoint {checkpoint['path']} is from preset {checkpoint['preset']!r}, "
+            f"not {preset.name!r}"
+        )
+    if opts.render or opts.dump_mp4 or opts.dump_gifs:
+        environment = roots.get("environment")
+        if environment is None or not hasattr(environment, "render_mode"):
+            raise CoachError("this preset's environment cannot render")
+        environment.render_mode = "human" if opts.render else "rgb_array"
+    if opts.dump_mp4:
+        try:
+            import imageio_ffmpeg  # noqa: F401
+        except ImportError:
+            raise CoachError("-dm needs imageio-ffmpeg: pip install 'coach[video]'") from None
+    return preset, checkpoint
+
+
+def _install_signal_handlers(graph: Any) -> None:
+    """The first Ctrl-C (or SIGTERM) stops the run after its current step, with a checkpoint;
+    a second one stops it at once."""
+
+    def handler(signum: int, frame: Any) -> None:
+        if graph.stop_requested is not None:
+            if signum == signal.SIGINT:
+                raise KeyboardInterrupt
+            raise SystemExit(128 + signum)
+        graph.stop_requested = signum
+
+    signal.signal(signal.SIGINT, handler)
+    signal.signal(signal.SIGTERM, handler)
+
+
+def _run(opts: RunOptions) -> int:
+    from coach.core.step_units import EnvironmentEpisodes
+    from coach.graph_managers.graph_manager import RunInterrupted
+    from coach.graph_managers.parameters import RunContext
+    from coach.parameters import flatten
+
+    preset, checkpoint = _prepare(opts)
+    resuming = opts.resume is not None
+    if resuming:
+        assert opts.resume is not None and checkpoint is not None
+        directory, run_seed = opts.resume, int(checkpoint["seed"])
+    else:
+        directory = _experiment_dir(opts.experiment_path, opts.experiment_name or preset.name)
+        run_seed = opts.seed if opts.seed is not None else (preset.seed or 0)
+    if not resuming or opts.custom_parameters:
+        write_params(directory / "params.yaml", preset, run_seed, list(opts.custom_parameters))
     graph = preset.graph_manager
     graph.create_graph(
         RunContext(
             seed=run_seed,
-            device=device,
+            device=opts.device,
             experiment_dir=directory,
-            quiet=quiet,
-            num_threads=threads,
-            progress_seconds=10.0,
+            quiet=opts.quiet,
+            num_threads=opts.threads,
+            checkpoint_seconds=opts.checkpoint_save_secs,
+            save_memory=opts.save_memory,
+            resume=checkpoint if resuming else None,
         )
     )
-    assert graph.logger is not None
-    graph.logger.info(f"{preset.name}: seed {run_seed}, writing to {directory}")
+    logger = graph.logger
+    assert logger is not None
+    if checkpoint is not None and not resuming:
+        graph.load_state_dict(checkpoint, whole_run=False)
+        logger.info(f"agents restored from {checkpoint['path']}")
+    if resuming:
+        logger.info(f"resumed from {checkpoint['path']} at {graph.env_steps} env steps")  # type: ignore[index]
+    else:
+        logger.info(f"{preset.name}: seed {run_seed}, writing to {directory}")
+        settable, _ = flatten(preset.graph_manager.parameters())
+        logger.hparams(
+            "graph",
+            {"preset": preset.name, "seed": run_seed, **settable},
+            ["Evaluation/mean_reward"],
+        )
+    if opts.open_dashboard:
+        from coach.logging.dashboard import start_dashboard
+
+        url, server = start_dashboard(directory.parent.parent)
+        logger.info(f"TensorBoard on {url} (it keeps running; stop it with: kill {server.pid})")
+    if opts.dump_mp4 or opts.dump_gifs:
+        from coach.logging.video import EvaluationVideo
+
+        graph.video = EvaluationVideo(directory / "videos", mp4=opts.dump_mp4, gif=opts.dump_gifs)
+    _install_signal_handlers(graph)
     try:
-        graph.improve()
-    except KeyboardInterrupt:
-        graph.logger.info(f"interrupted at {graph.env_steps} env steps; results in {directory}")
+        if opts.evaluate is not None:
+            result = graph.evaluate(EnvironmentEpisodes(opts.evaluate))
+            r = np.asarray(result.rewards)
+            logger.info(
+                f"evaluation over {len(r)} episodes: mean {r.mean():.1f}  std {r.std():.1f}  "
+                f"min {r.min():.1f}  max {r.max():.1f}"
+            )
+        else:
+            graph.improve()
+            graph.save_checkpoint()
+    except RunInterrupted as stop:
+        path = graph.save_checkpoint()
+        logger.info(
+            f"interrupted at {graph.env_steps} env steps; checkpoint {path}; "
+            f"continue with: coach --resume {directory}"
+        )
         graph.close()
-        sys.exit(EXIT_INTERRUPTED)
+        return 128 + stop.signum
+    except KeyboardInterrupt:
+        logger.info(f"interrupted at {graph.env_steps} env steps, without a checkpoint")
+        graph.close()
+        return EXIT_INTERRUPTED
     except BaseException:
         graph.close()  # whatever went wrong, what was logged so far reaches the disk
         raise
     best = max(graph.evaluations, key=lambda e: e.mean_reward, default=None)
-    if best is not None:
-        graph.logger.info(
+    if best is not None and opts.evaluate is None:
+        logger.info(
             f"done: best evaluation mean reward {best.mean_reward:.1f} at {best.env_steps} env "
             f"steps; results in {directory}"
         )
     graph.close()
+    return 0
 
 
 if __name__ == "__main__":

@@ -51,7 +51,6 @@ class LevelManager(Environment):
         self.observation_space = environment.observation_space
         self.action_space = action_space
         self.num_envs = environment.num_envs
-        self.last_response: EnvResponse | None = None
 
     @property
     def phase(self) -> RunPhase:
@@ -67,7 +66,6 @@ class LevelManager(Environment):
     def reset(self, seed: int | None = None) -> EnvResponse:
         response = self.environment.reset(seed)
         self.agent.reset(response)
-        self.last_response = response
         return response
 
     def step(self, action: Any = None) -> EnvResponse:
@@ -104,7 +102,6 @@ class LevelManager(Environment):
         response = self.environment.step(action_info.action)
         agent.observe(response)
         agent.train()
-        self.last_response = response
         return response
 
     def close(self) -> None:

@@ -20,6 +20,7 @@ from gymnasium import spaces
 from coach.core.run_phase import RunPhase
 from coach.core.step_units import EnvironmentSteps
 from coach.core.types import ActionInfo, Batch, EnvResponse, Observation
+from coach.errors import CoachError
 from coach.exploration.exploration_policy import random_actions
 from coach.filters.pipeline import InputFilter, OutputFilter
 from coach.networks.network_wrapper import NetworkWrapper
@@ -276,9 +277,16 @@ class Agent:
 
     # -- checkpoints ------------------------------------------------------------------------
 
-    def state_dict(self) -> dict[str, Any]:
-        """Networks, optimizers, filters, exploration and counters (not the memory)."""
+    def state_dict(self, include_memory: bool = False) -> dict[str, Any]:
+        """Networks, optimizers, filters, exploration, counters, generators and the current
+        state; the memory's contents only when asked."""
         return {
+            "memory": self.memory.state_dict() if include_memory and self.memory else None,
+            "rng": self.rng.bit_generator.state,
+            "torch_rng": self.torch_generator.get_state(),
+            "random_block": self._random_block,
+            "random_cursor": self._random_cursor,
+            "current_state": self.state,
             "networks": {name: net.state_dict() for name, net in self.networks.items()},
             "input_filter": self.input_filter.state_dict(),
             "output_filter": self.output_filter.state_dict(),
@@ -292,7 +300,22 @@ class Agent:
             },
         }
 
-    def load_state_dict(self, state: dict[str, Any]) -> None:
+    def load_state_dict(self, state: dict[str, Any], episodes_in_flight: bool = True) -> None:
+        """Restore what `state_dict` returned; the current state only with
+        ``episodes_in_flight`` (when the environment's episodes were restored too)."""
+        if set(state["networks"]) != set(self.networks):
+            raise CoachError(
+                f"the checkpoint has networks {sorted(state['networks'])}, agent {self.name!r} "
+                f"has {sorted(self.networks)}"
+            )
+        if state.get("memory") is not None and self.memory is not None:
+            self.memory.load_state_dict(state["memory"])
+        self.rng.bit_generator.state = state["rng"]
+        self.torch_generator.set_state(state["torch_rng"])
+        self._random_block = state["random_block"]
+        self._random_cursor = int(state["random_cursor"])
+        if episodes_in_flight:
+            self.state = state["current_state"]
         for name, net in self.networks.items():
             net.load_state_dict(state["networks"][name])
         self.input_filter.load_state_dict(state["input_filter"])

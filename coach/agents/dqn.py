@@ -106,8 +106,8 @@ class DQNAgent(Agent):
             self.q_network.update_target()
             self.target_syncs = int(due)
 
-    def state_dict(self) -> dict[str, Any]:
-        state = super().state_dict()
+    def state_dict(self, include_memory: bool = False) -> dict[str, Any]:
+        state = super().state_dict(include_memory)
         state["counters"]["target_syncs"] = self.target_syncs
         return state
 

@@ -42,3 +42,11 @@ class Environment(ABC):
 
     def close(self) -> None:  # noqa: B027 - an optional hook
         """Release what the environment holds."""
+
+    def state_dict(self) -> dict[str, Any] | None:
+        """The episodes in flight and the counters, or ``None`` if they cannot be saved."""
+        return None
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        """Continue the episodes saved by `state_dict`."""
+        raise NotImplementedError(f"{type(self).__name__} cannot restore episodes in flight")

@@ -19,6 +19,7 @@ import numpy as np
 from gymnasium import spaces
 
 from coach.core.types import EnvResponse
+from coach.environments.env_state import get_env_state, set_env_state
 from coach.environments.environment import Environment
 from coach.errors import CoachError
 
@@ -169,6 +170,28 @@ class GymEnvironment(Environment):
             response.next_observation = next_observation
             self.total_episodes += len(final)
         return response
+
+    def state_dict(self) -> dict[str, Any] | None:
+        states = [get_env_state(env) for env in self.envs]
+        if any(s is None for s in states):
+            return None
+        return {
+            "envs": states,
+            "returns": list(self._returns),
+            "lengths": list(self._lengths),
+        }
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        if len(state["envs"]) != self.num_envs:
+            raise CoachError(
+                f"the checkpoint holds {len(state['envs'])} environments, this run has "
+                f"{self.num_envs}"
+            )
+        for env, env_state in zip(self.envs, state["envs"], strict=True):
+            env.reset()  # wrappers insist on a reset before the first step
+            set_env_state(env, env_state)
+        self._returns = [float(r) for r in state["returns"]]
+        self._lengths = [int(n) for n in state["lengths"]]
 
     def render(self) -> Any:
         return self.envs[0].render()

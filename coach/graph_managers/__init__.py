@@ -1,17 +1,14 @@
 """Graph managers: what builds the levels of a run and drives its phases."""
 
 from coach.graph_managers.basic_rl import BasicRLGraphManager
-from coach.graph_managers.graph_manager import (
-    EvaluationResult,
-    GraphManager,
-    RunContext,
-    ScheduleParameters,
-)
+from coach.graph_managers.graph_manager import GraphManager, RunInterrupted
+from coach.graph_managers.parameters import EvaluationResult, RunContext, ScheduleParameters
 
 __all__ = [
     "BasicRLGraphManager",
     "EvaluationResult",
     "GraphManager",
     "RunContext",
+    "RunInterrupted",
     "ScheduleParameters",
 ]

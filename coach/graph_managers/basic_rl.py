@@ -7,7 +7,8 @@ from typing import Any
 from coach.agents.agent import AgentParameters
 from coach.environments.environment import Environment
 from coach.environments.gym_environment import GymEnvironmentParameters
-from coach.graph_managers.graph_manager import GraphManager, RunContext, ScheduleParameters
+from coach.graph_managers.graph_manager import GraphManager
+from coach.graph_managers.parameters import RunContext, ScheduleParameters
 from coach.level_manager import LevelManager
 from coach.logging.experiment_logger import AgentLogger
 

@@ -9,6 +9,9 @@
 Every phase steps the top level until the phase's budget, counted in its own step unit, is
 spent. Episodes in flight are dropped when an evaluation starts and when it ends, so an
 evaluation always scores whole, fresh episodes.
+
+The loop keeps its place in counters (where the current training period ends, whether heatup
+is done), so a run restored from a checkpoint carries on exactly where it stopped.
 """
 
 from __future__ import annotations
@@ -16,72 +19,29 @@ from __future__ import annotations
 import time
 from abc import ABC, abstractmethod
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import torch
 
+from coach.checkpoints import CheckpointSchedule, save_checkpoint
 from coach.core.run_phase import RunPhase
-from coach.core.step_units import (
-    EnvironmentEpisodes,
-    EnvironmentSteps,
-    StepUnit,
-    TrainingSteps,
-)
+from coach.core.step_units import EnvironmentEpisodes, EnvironmentSteps, StepUnit, TrainingSteps
 from coach.environments.environment import Environment
 from coach.errors import CoachError
+from coach.graph_managers.parameters import EvaluationResult, RunContext, ScheduleParameters
 from coach.level_manager import LevelManager
 from coach.logging.experiment_logger import ExperimentLogger
+from coach.logging.video import EvaluationVideo
 
 
-@dataclass(slots=True, kw_only=True)
-class ScheduleParameters:
-    """How long each phase of a run lasts."""
+class RunInterrupted(Exception):
+    """A signal asked the run to stop; raised between two steps."""
 
-    heatup_steps: StepUnit = field(default_factory=lambda: EnvironmentSteps(1000))
-    """Random acting before training starts (env steps or episodes)."""
-    improve_steps: StepUnit = field(default_factory=lambda: EnvironmentSteps(100_000))
-    """The training budget of the whole run, heatup excluded."""
-    steps_between_evaluation_periods: StepUnit = field(
-        default_factory=lambda: EnvironmentSteps(5000)
-    )
-    """Training between two evaluations."""
-    evaluation_steps: StepUnit = field(default_factory=lambda: EnvironmentEpisodes(10))
-    """The length of one evaluation (episodes are split evenly over the env copies)."""
-
-
-@dataclass(slots=True)
-class RunContext:
-    """What the command line decides about a run, as opposed to what the preset does."""
-
-    seed: int = 0
-    """Seeds environments, agents and networks."""
-    device: str = "cpu"
-    """Torch device."""
-    experiment_dir: Path | None = None
-    """Where the run writes; ``None`` runs without writing anything."""
-    quiet: bool = False
-    """Keep the console silent."""
-    num_threads: int = 1
-    """Torch CPU threads (small networks run fastest on one)."""
-    progress_seconds: float = 10.0
-    """Seconds between two progress lines on the console."""
-
-
-@dataclass(slots=True)
-class EvaluationResult:
-    """The episodes of one evaluation period."""
-
-    env_steps: int
-    """The run's training env steps when the evaluation ran."""
-    rewards: list[float]
-    lengths: list[int]
-
-    @property
-    def mean_reward(self) -> float:
-        return float(np.mean(self.rewards)) if self.rewards else float("nan")
+    def __init__(self, signum: int) -> None:
+        super().__init__(f"stopped by signal {signum}")
+        self.signum = signum
 
 
 class GraphManager(ABC):
@@ -100,11 +60,21 @@ class GraphManager(ABC):
         self.logger: ExperimentLogger | None = None
         self.context = RunContext()
         self.evaluations: list[EvaluationResult] = []
+        self.stop_requested: int | None = None
+        """Set (to the signal number) by a signal handler: the run stops after this step."""
         self._phase = RunPhase.HEATUP
         self._evaluation_env_steps = 0
         self._evaluation_episodes = 0
         self._frozen_env_steps = 0
         self._seeded = False
+        self._fresh_episodes = True
+        self._heatup_done = False
+        self._improve_start: int | None = None
+        self._period_end: int | None = None
+        self._checkpoints: CheckpointSchedule | None = None
+        self._snapshot: dict[str, Any] | None = None
+        self.video: EvaluationVideo | None = None
+        """Records evaluation episodes, when set."""
 
     # -- building ---------------------------------------------------------------------------
 
@@ -117,17 +87,26 @@ class GraphManager(ABC):
         """Build the real environment and the levels on it, bottom level first."""
 
     def create_graph(self, context: RunContext | None = None) -> GraphManager:
-        """Build environments, agents and the logger for a run."""
+        """Build environments, agents and the logger for a run (or for its resumption)."""
         self.context = context or RunContext()
         torch.set_num_threads(self.context.num_threads)
+        resume = self.context.resume
         if self.context.experiment_dir is not None:
             self.logger = ExperimentLogger(
                 self.context.experiment_dir,
                 lambda: self.env_steps,
                 lambda: self.training_steps,
                 quiet=self.context.quiet,
+                resume=resume["logger"] if resume is not None else None,
             )
         self.environment, self.levels = self._build(self.context)
+        if resume is not None:
+            self.load_state_dict(resume)
+        seconds, steps = self.context.checkpoint_seconds, self.schedule_params.checkpoint_steps
+        if self.context.experiment_dir is not None and (seconds or steps):
+            self._checkpoints = CheckpointSchedule(
+                seconds, steps.num_steps if steps else None, start_steps=self.env_steps
+            )
         return self
 
     def agent_seed(self, index: int) -> int:
@@ -169,8 +148,14 @@ class GraphManager(ABC):
             return lambda: self.training_steps
         raise CoachError(f"cannot count a budget in {type(unit).__name__}")
 
-    def _count(self, unit: StepUnit) -> int:
-        return self._counter(unit)()
+    def _training_count(self, unit: StepUnit) -> int:
+        """What has been spent in ``unit`` outside evaluations."""
+        count = self._counter(unit)()
+        if isinstance(unit, EnvironmentSteps):
+            return count - self._evaluation_env_steps
+        if isinstance(unit, EnvironmentEpisodes):
+            return count - self._evaluation_episodes
+        return count
 
     # -- phases -----------------------------------------------------------------------------
 
@@ -189,20 +174,29 @@ class GraphManager(ABC):
         # Seeded once; later resets continue each environment's own random stream.
         self.top_level.reset(None if self._seeded else self.context.seed)
         self._seeded = True
+        self._fresh_episodes = False
 
     def _run(self, budget: StepUnit, on_response: Any = None) -> None:
-        top = self.top_level
-        if top.last_response is None:
+        if self._fresh_episodes:
             self._reset()
         count = self._counter(budget)
         end = count() + budget.num_steps
         last_time = time.perf_counter()
         last_steps = self._total_env_steps()
-        step = top.step
+        step = self.top_level.step
+        checkpoints = self._checkpoints
         while count() < end:
             response = step()
             if on_response is not None and on_response(response):
                 break
+            if self.stop_requested is not None:
+                raise RunInterrupted(self.stop_requested)
+            if (
+                checkpoints is not None
+                and self._phase is not RunPhase.EVALUATE
+                and checkpoints.due(self.env_steps)
+            ):
+                self.save_checkpoint()
             now = time.perf_counter()
             if now - last_time >= self.context.progress_seconds:
                 self._progress(now - last_time, self._total_env_steps() - last_steps)
@@ -242,11 +236,14 @@ class GraphManager(ABC):
         With an episode budget the episodes are split evenly over the env copies (copy ``i``
         runs ``(n + i) // num_envs`` of them), so short episodes are not favoured.
         """
+        if self._checkpoints is not None or self.logger is not None:
+            # What a checkpoint taken during the evaluation holds: the run as it was before
+            # it (references, not copies: nothing an evaluation changes is in them).
+            self._snapshot = self.state_dict()
         self.phase = RunPhase.EVALUATE
+        self._fresh_episodes = True
         started = time.perf_counter()
-        before = self._total_env_steps()
-        episodes_before = self._episodes()
-        self._reset()
+        before, episodes_before = self._total_env_steps(), self._episodes()
         num_envs = self.top_level.num_envs
         by_episodes = isinstance(steps, EnvironmentEpisodes)
         quota = [(steps.num_steps + i) // num_envs for i in range(num_envs)]
@@ -254,7 +251,13 @@ class GraphManager(ABC):
         rewards: list[float] = []
         lengths: list[int] = []
 
+        video = self.video
+        if video is not None:
+            video.start(self.environment)
+
         def record(response: Any) -> bool:
+            if video is not None:
+                video.capture(self.environment, bool(response.done[0]))
             for i in np.flatnonzero(response.terminated | response.truncated):
                 if by_episodes and counts[i] >= quota[i]:
                     continue
@@ -264,43 +267,143 @@ class GraphManager(ABC):
             return by_episodes and counts == quota
 
         # An episode budget ends in `record`, once every copy has run its share.
-        budget = EnvironmentEpisodes(2**62) if by_episodes else steps
-        self._run(budget, on_response=record)
+        self._run(EnvironmentEpisodes(2**62) if by_episodes else steps, on_response=record)
         self._evaluation_env_steps += self._total_env_steps() - before
         self._evaluation_episodes += self._episodes() - episodes_before
         result = EvaluationResult(self._frozen_env_steps, rewards, lengths)
         self.evaluations.append(result)
+        if video is not None:
+            paths, summary = video.finish(self._frozen_env_steps)
+            if self.logger is not None and summary is not None:
+                self.logger.writer("graph").write_summary(summary, self._frozen_env_steps)
+                self.logger.info(f"evaluation videos: {', '.join(str(p) for p in paths)}")
         if self.logger is not None:
             if rewards:
                 self.logger.evaluation("graph", rewards, lengths)
             else:
                 self.logger.info("evaluation finished no episode; raise evaluation_steps")
             self._progress(time.perf_counter() - started, self._total_env_steps() - before)
-        self.top_level.last_response = None  # training starts on fresh episodes
+        self._fresh_episodes = True  # training goes on with fresh episodes
+        self._snapshot = None
         return result
-
-    def _training_count(self, unit: StepUnit) -> int:
-        """Like `_count`, leaving out what evaluations spent."""
-        count = self._count(unit)
-        if isinstance(unit, EnvironmentSteps):
-            return count - self._evaluation_env_steps
-        if isinstance(unit, EnvironmentEpisodes):
-            return count - self._evaluation_episodes
-        return count
 
     def improve(self) -> None:
         """The whole run: heatup, then training with periodic evaluation."""
         schedule = self.schedule_params
-        self.heatup(schedule.heatup_steps)
-        improve = schedule.improve_steps
-        start = self._training_count(improve)
-        while (remaining := improve.num_steps - (self._training_count(improve) - start)) > 0:
-            period = schedule.steps_between_evaluation_periods
-            if type(period) is type(improve):
-                period = type(period)(min(period.num_steps, remaining))
-            self.train_and_act(period)
-            if schedule.evaluation_steps.num_steps > 0:
-                self.evaluate(schedule.evaluation_steps)
+        if not self._heatup_done:
+            heatup = schedule.heatup_steps
+            remaining = heatup.num_steps - self._training_count(heatup)
+            if remaining > 0:
+                self.heatup(type(heatup)(remaining))
+            self._heatup_done = True
+        improve, period = schedule.improve_steps, schedule.steps_between_evaluation_periods
+        if self._improve_start is None:
+            self._improve_start = self._training_count(improve)
+        while True:
+            if self._period_end is not None and self._training_count(period) >= self._period_end:
+                self._period_end = None
+                if schedule.evaluation_steps.num_steps > 0:
+                    self.evaluate(schedule.evaluation_steps)
+                continue
+            remaining = improve.num_steps - (self._training_count(improve) - self._improve_start)
+            if remaining <= 0:
+                break
+            if self._period_end is None:
+                length = period.num_steps
+                if type(period) is type(improve):
+                    length = min(length, remaining)
+                self._period_end = self._training_count(period) + length
+            self.train_and_act(type(period)(self._period_end - self._training_count(period)))
+
+    # -- checkpoints ------------------------------------------------------------------------
+
+    def state_dict(self, include_memory: bool = False) -> dict[str, Any]:
+        """Everything a run needs to carry on exactly (see `coach.checkpoints`)."""
+        assert self.environment is not None
+        return {
+            "preset": self.name,
+            "seed": self.context.seed,
+            "graph": {
+                "phase": self._phase.value,
+                "evaluation_env_steps": self._evaluation_env_steps,
+                "evaluation_episodes": self._evaluation_episodes,
+                "frozen_env_steps": self._frozen_env_steps,
+                "seeded": self._seeded,
+                "heatup_done": self._heatup_done,
+                "improve_start": self._improve_start,
+                "period_end": self._period_end,
+                "env_total_steps": self.environment.total_steps,
+                "env_total_episodes": self.environment.total_episodes,
+                "evaluations": [[e.env_steps, e.rewards, e.lengths] for e in self.evaluations],
+            },
+            "episodes_in_flight": not self._fresh_episodes,
+            "environment": None if self._fresh_episodes else self.environment.state_dict(),
+            "agents": [level.agent.state_dict(include_memory) for level in self.levels],
+            "logger": self.logger.state_dict() if self.logger is not None else None,
+        }
+
+    def load_state_dict(self, state: dict[str, Any], whole_run: bool = True) -> None:
+        """Restore a checkpoint: the whole run, or (``whole_run=False``) only the agents."""
+        assert self.environment is not None
+        where = state.get("path", "the checkpoint")
+        if len(state["agents"]) != len(self.levels):
+            raise CoachError(
+                f"{where} has {len(state['agents'])} agents, this graph {len(self.levels)}"
+            )
+        in_flight = whole_run and state["environment"] is not None
+        for level, agent_state in zip(self.levels, state["agents"], strict=True):
+            try:
+                level.agent.load_state_dict(agent_state, episodes_in_flight=in_flight)
+            except (RuntimeError, KeyError, ValueError) as error:
+                first_line = str(error).strip().splitlines()[0]
+                raise CoachError(
+                    f"{where} does not fit this preset's agents: {first_line}"
+                ) from None
+        if not whole_run:
+            return
+        graph = state["graph"]
+        self._phase = RunPhase(graph["phase"])
+        self.top_level.phase = self._phase
+        self._evaluation_env_steps = int(graph["evaluation_env_steps"])
+        self._evaluation_episodes = int(graph["evaluation_episodes"])
+        self._frozen_env_steps = int(graph["frozen_env_steps"])
+        self._seeded = bool(graph["seeded"])
+        self._heatup_done = bool(graph["heatup_done"])
+        self._improve_start = graph["improve_start"]
+        self._period_end = graph["period_end"]
+        self.environment.total_steps = int(graph["env_total_steps"])
+        self.environment.total_episodes = int(graph["env_total_episodes"])
+        self.evaluations = [EvaluationResult(*e) for e in graph["evaluations"]]
+        self._fresh_episodes = not in_flight
+        if in_flight:
+            self.environment.load_state_dict(state["environment"])
+        elif state["episodes_in_flight"] and self.logger is not None:
+            self.logger.info(
+                "this environment's episodes cannot be saved: the episodes in flight restart"
+            )
+
+    def save_checkpoint(self) -> Path | None:
+        """Write a checkpoint now (during an evaluation: the run as it was before it)."""
+        directory = self.context.experiment_dir
+        if directory is None:
+            return None
+        if self._phase is RunPhase.EVALUATE and self._snapshot is not None:
+            state = dict(self._snapshot)
+            if self.context.save_memory:  # memories do not change while evaluating
+                state["agents"] = [
+                    {**a, "memory": level.agent.memory.state_dict() if level.agent.memory else None}
+                    for a, level in zip(state["agents"], self.levels, strict=True)
+                ]
+        else:
+            state = self.state_dict(include_memory=self.context.save_memory)
+        path = save_checkpoint(
+            directory / "checkpoints", state, self.env_steps, self.context.keep_checkpoints
+        )
+        if self._checkpoints is not None:
+            self._checkpoints.saved(self.env_steps)
+        if self.logger is not None:
+            self.logger.info(f"checkpoint saved at {self.env_steps} env steps: {path}")
+        return path
 
     def close(self) -> None:
         """Close the environments and flush the logs."""

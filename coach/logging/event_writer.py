@@ -25,11 +25,21 @@ class EventWriter:
 
     Args:
         directory: The run's folder; created if missing.
+        resume: ``(file name, byte offset)`` of an event file to carry on: it is cut back to
+            the offset (what was written after a checkpoint goes) and appended to.
     """
 
-    def __init__(self, directory: Path) -> None:
+    def __init__(self, directory: Path, resume: tuple[str, int] | None = None) -> None:
         global _file_counter
         directory.mkdir(parents=True, exist_ok=True)
+        self._pending: list[tuple[str, float, int, float]] = []
+        if resume is not None:
+            self.path = directory / resume[0]
+            with open(self.path, "r+b") as f:
+                f.truncate(resume[1])
+            self._file = open(self.path, "ab")  # noqa: SIM115 - closed in close()
+            self._records = RecordWriter(self._file)
+            return
         _file_counter += 1
         name = f"events.out.tfevents.{time.time():.6f}.{socket.gethostname()}.{_file_counter}"
         self.path = directory / name
@@ -38,7 +48,17 @@ class EventWriter:
         self._records.write(
             Event(wall_time=time.time(), file_version="brain.Event:2").SerializeToString()
         )
-        self._pending: list[tuple[str, float, int, float]] = []
+
+    def write_summary(self, summary: Summary, step: int = 0) -> None:
+        """Write a prepared summary (hparams, images) at once."""
+        event = Event(step=step, wall_time=time.time(), summary=summary)
+        self._records.write(event.SerializeToString())
+        self._file.flush()
+
+    @property
+    def offset(self) -> int:
+        """Bytes written so far (after a flush, everything)."""
+        return self._file.tell()
 
     def scalar(self, tag: str, value: float, step: int) -> None:
         self._pending.append((tag, float(value), int(step), time.time()))

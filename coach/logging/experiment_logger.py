@@ -47,6 +47,8 @@ class ExperimentLogger:
         env_steps: Returns the run's total environment steps, the x axis of every curve.
         training_steps: Returns the run's total gradient steps.
         quiet: Keep the console silent (log.txt is still written).
+        resume: A `state_dict` of a previous logger of this folder: its files are cut back to
+            where that state was taken and carried on.
     """
 
     def __init__(
@@ -55,6 +57,7 @@ class ExperimentLogger:
         env_steps: Callable[[], int],
         training_steps: Callable[[], int],
         quiet: bool = False,
+        resume: dict[str, Any] | None = None,
     ) -> None:
         self.directory = directory
         directory.mkdir(parents=True, exist_ok=True)
@@ -62,9 +65,16 @@ class ExperimentLogger:
         self.training_steps = training_steps
         self.start = time.perf_counter()
         self._writers: dict[str, EventWriter] = {}
-        self._csv_file = open(directory / "progress.csv", "w", newline="")  # noqa: SIM115
-        self._csv = csv.DictWriter(self._csv_file, CSV_COLUMNS)
-        self._csv.writeheader()
+        if resume is None:
+            self._csv_file = open(directory / "progress.csv", "w", newline="")  # noqa: SIM115
+            self._csv = csv.DictWriter(self._csv_file, CSV_COLUMNS)
+            self._csv.writeheader()
+        else:
+            with open(directory / "progress.csv", "r+b") as f:
+                f.truncate(resume["csv_offset"])
+            self._csv_file = open(directory / "progress.csv", "a", newline="")  # noqa: SIM115
+            self._csv = csv.DictWriter(self._csv_file, CSV_COLUMNS)
+            self._resume_event_files(resume["runs"])
         self.console = logging.getLogger(f"coach.run.{id(self)}")
         self.console.setLevel(logging.INFO)
         self.console.propagate = False
@@ -79,6 +89,36 @@ class ExperimentLogger:
         self.episodes = 0
         self.last_episode_reward: float | None = None
         self.last_evaluation: float | None = None
+        if resume is not None:
+            self.episodes = int(resume["episodes"])
+            self.last_episode_reward = resume["last_episode_reward"]
+            self.last_evaluation = resume["last_evaluation"]
+            self.start -= float(resume["seconds"])
+
+    def _resume_event_files(self, runs: dict[str, dict[str, Any]]) -> None:
+        """Cut each run's event file back to the checkpoint; drop files written after it."""
+        root = self.directory / "tensorboard"
+        for run_dir in root.iterdir() if root.is_dir() else []:
+            kept = runs.get(run_dir.name)
+            for events in run_dir.glob("events.out.tfevents.*"):
+                if kept is None or events.name != kept["file"]:
+                    events.unlink()
+        for run, kept in runs.items():
+            self._writers[run] = EventWriter(root / run, resume=(kept["file"], kept["offset"]))
+
+    def state_dict(self) -> dict[str, Any]:
+        """Where every file stands (after a flush) and the counters, for a checkpoint."""
+        self.flush()
+        return {
+            "csv_offset": self._csv_file.tell(),
+            "runs": {
+                run: {"file": w.path.name, "offset": w.offset} for run, w in self._writers.items()
+            },
+            "episodes": self.episodes,
+            "last_episode_reward": self.last_episode_reward,
+            "last_evaluation": self.last_evaluation,
+            "seconds": time.perf_counter() - self.start,
+        }
 
     def writer(self, run: str) -> EventWriter:
         if run not in self._writers:
@@ -87,6 +127,16 @@ class ExperimentLogger:
 
     def scalar(self, run: str, tag: str, value: float) -> None:
         self.writer(run).scalar(tag, value, self.env_steps())
+
+    def hparams(self, run: str, values: dict[str, Any], metrics: list[str]) -> None:
+        """Write TensorBoard hparams (the HPARAMS tab) for ``run`` against its ``metrics``."""
+        from torch.utils.tensorboard.summary import hparams
+
+        plain = {k: v for k, v in values.items() if isinstance(v, bool | int | float | str)}
+        experiment, start, end = hparams(plain, {m: 0.0 for m in metrics})
+        writer = self.writer(run)
+        for summary in (experiment, start, end):
+            writer.write_summary(summary)
 
     def info(self, message: str) -> None:
         self.console.info(message)

@@ -125,28 +125,42 @@ class ExperienceReplay(Memory):
         return (self._position + np.arange(self.capacity)) % self.capacity
 
     def state_dict(self) -> dict[str, Any]:
-        """The stored rows, oldest first (so they load into a memory of any capacity)."""
-        order = self._oldest_first()
+        """The stored rows as they lie in the buffer, with the write position."""
+        size = self._size
         return {
-            "size": self._size,
-            "states": {k: v[order] for k, v in self.states.items()},
-            "next_states": {k: v[order] for k, v in self.next_states.items()},
-            "actions": self.actions[order],
-            "rewards": self.rewards[order],
-            "terminated": self.terminated[order],
-            "truncated": self.truncated[order],
+            "capacity": self.capacity,
+            "position": self._position,
+            "size": size,
+            "states": {k: v[:size].copy() for k, v in self.states.items()},
+            "next_states": {k: v[:size].copy() for k, v in self.next_states.items()},
+            "actions": self.actions[:size].copy(),
+            "rewards": self.rewards[:size].copy(),
+            "terminated": self.terminated[:size].copy(),
+            "truncated": self.truncated[:size].copy(),
         }
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
+        """Restore the rows of `state_dict`.
+
+        Into a memory of the same capacity the buffer is restored as it was, so sampling
+        continues exactly; into another capacity the rows are laid out oldest first.
+        """
         size = int(state["size"])
         if size > self.capacity:
             raise CoachError(
                 f"a memory of {size} transitions does not fit a capacity of {self.capacity}"
             )
+        same_layout = int(state["capacity"]) == self.capacity
+        if same_layout or size < int(state["capacity"]):
+            order: slice | np.ndarray = slice(None)  # the saved rows are already oldest first
+            position = int(state["position"]) if same_layout else size % self.capacity
+        else:
+            order = (int(state["position"]) + np.arange(size)) % size
+            position = size % self.capacity
         for name in ("states", "next_states"):
             for key, column in getattr(self, name).items():
-                column[:size] = state[name][key]
+                column[:size] = state[name][key][order]
         for name in ("actions", "rewards", "terminated", "truncated"):
-            getattr(self, name)[:size] = state[name]
-        self._position = size % self.capacity
+            getattr(self, name)[:size] = state[name][order]
+        self._position = position
         self._size = size

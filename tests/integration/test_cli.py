@@ -3,7 +3,6 @@ TensorBoard's own reader."""
 
 from __future__ import annotations
 
-import csv
 import os
 import signal
 import subprocess
@@ -14,36 +13,7 @@ import pytest
 import yaml
 from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 
-SMALL = [
-    "-cp", "schedule.heatup_steps=EnvironmentSteps(300)",
-    "-cp", "schedule.improve_steps=EnvironmentSteps(1200)",
-    "-cp", "schedule.steps_between_evaluation_periods=EnvironmentSteps(600)",
-    "-cp", "schedule.evaluation_steps=EnvironmentEpisodes(3)",
-    "-cp", "agent.algorithm.num_consecutive_playing_steps=EnvironmentSteps(64)",
-    "-cp", "agent.algorithm.num_consecutive_training_steps=8",
-]  # fmt: skip
-
-
-def coach(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
-    return subprocess.run(
-        [sys.executable, "-m", "coach.cli", *args],
-        cwd=cwd,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-
-
-def experiment(root: Path, name: str = "CartPole_DQN") -> Path:
-    (run,) = list((root / name).iterdir())
-    return run
-
-
-def rewards(run: Path) -> list[tuple[str, str, str]]:
-    with open(run / "progress.csv") as f:
-        return [(r["phase"], r["env_steps"], r["reward"]) for r in csv.DictReader(f)]
+from tests.integration.coach_cli import SMALL, coach, experiment, rewards
 
 
 @pytest.fixture(scope="module")

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from coach.graph_managers.graph_manager import RunContext
+from coach.graph_managers.parameters import RunContext
 from coach.presets import list_presets, load_preset
 
 

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from coach.graph_managers.graph_manager import RunContext
+from coach.graph_managers.parameters import RunContext
 from coach.parameters import set_parameter
 from coach.presets import describe, list_presets, load_preset
 

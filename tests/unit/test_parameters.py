@@ -14,7 +14,7 @@ from coach.agents.dqn import DQNAgentParameters
 from coach.core.step_units import EnvironmentEpisodes, EnvironmentSteps, TrainingSteps
 from coach.errors import CoachError
 from coach.filters.filter import ObservationFilter
-from coach.graph_managers.graph_manager import ScheduleParameters
+from coach.graph_managers.parameters import ScheduleParameters
 from coach.networks.parameters import MiddlewareParameters, NetworkParameters
 from coach.parameters import flatten, parse_override, parse_value, set_parameter
 from coach.schedules import (

@@ -10,7 +10,7 @@ from coach.agents.dqn import DQNAgent, DQNAgentParameters
 from coach.core.step_units import EnvironmentEpisodes, EnvironmentSteps, TrainingSteps
 from coach.environments.gym_environment import GymEnvironmentParameters
 from coach.graph_managers.basic_rl import BasicRLGraphManager
-from coach.graph_managers.graph_manager import RunContext, ScheduleParameters
+from coach.graph_managers.parameters import RunContext, ScheduleParameters
 
 
 def small_graph(num_envs: int = 1) -> BasicRLGraphManager:

@@ -7,7 +7,8 @@ import pytest
 from coach.core.run_phase import RunPhase
 from coach.core.step_units import EnvironmentEpisodes, EnvironmentSteps
 from coach.environments.environment import Environment
-from coach.graph_managers.graph_manager import GraphManager, RunContext, ScheduleParameters
+from coach.graph_managers.graph_manager import GraphManager
+from coach.graph_managers.parameters import RunContext, ScheduleParameters
 from coach.level_manager import LevelManager
 from tests.toys import CountingEnvironment, ScriptedAgent, scripted
 

@@ -1,0 +1,161 @@
+"""Checkpoints: what a run needs to carry on exactly, written atomically, read safely.
+
+A checkpoint is one ``torch.save`` file, ``checkpoints/checkpoint_<env steps>.pt``, holding
+the graph manager's `state_dict`: every network and optimizer, filter statistics,
+exploration and schedule state, the counters, the random generators, the state of the
+episodes in flight where the environment allows it, the log offsets and, on request, the
+replay memories. Numpy arrays are stored as tensors, so the file loads with
+``torch.load(weights_only=True)``: nothing but tensors and plain Python values is
+unpickled from disk.
+
+Writes are atomic: the file is written under a temporary name, synced, renamed, and only
+then does the ``latest`` marker (itself replaced atomically) name it. A run killed at any
+moment leaves the previous checkpoint intact and named by ``latest``.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+
+from coach.errors import CoachError
+
+FORMAT = 1
+"""Version of the checkpoint layout."""
+LATEST = "latest"
+"""The marker file naming the newest complete checkpoint."""
+_NDARRAY = "__ndarray__"
+
+
+def pack(value: Any) -> Any:
+    """Make ``value`` loadable with ``weights_only=True``: numpy arrays become tensors."""
+    if isinstance(value, np.ndarray):
+        return {_NDARRAY: torch.from_numpy(np.array(value, copy=True))}
+    if isinstance(value, np.generic):
+        return value.item()
+    if isinstance(value, dict):
+        return {k: pack(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return type(value)(pack(v) for v in value)
+    return value
+
+
+def unpack(value: Any) -> Any:
+    """Undo `pack`."""
+    if isinstance(value, dict):
+        if set(value) == {_NDARRAY}:
+            return value[_NDARRAY].numpy()
+        return {k: unpack(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return type(value)(unpack(v) for v in value)
+    return value
+
+
+def _fsync_replace(tmp: Path, final: Path) -> None:
+    with open(tmp, "rb+") as f:
+        os.fsync(f.fileno())
+    os.replace(tmp, final)
+
+
+def save_checkpoint(directory: Path, state: dict[str, Any], env_steps: int, keep: int = 5) -> Path:
+    """Write ``state`` as ``checkpoint_<env_steps>.pt`` in ``directory``, then mark it latest.
+
+    Keeps the newest ``keep`` checkpoints and deletes the older ones.
+    """
+    directory.mkdir(parents=True, exist_ok=True)
+    final = directory / f"checkpoint_{env_steps}.pt"
+    tmp = directory / f".{final.name}.tmp"
+    torch.save({"format": FORMAT, "saved_at": time.time(), **pack(state)}, tmp)
+    _fsync_replace(tmp, final)
+    marker_tmp = directory / f".{LATEST}.tmp"
+    marker_tmp.write_text(final.name + "\n")
+    _fsync_replace(marker_tmp, directory / LATEST)
+    checkpoints = sorted(directory.glob("checkpoint_*.pt"), key=_steps_of)
+    for old in checkpoints[:-keep] if keep > 0 else []:
+        old.unlink(missing_ok=True)
+    return final
+
+
+def _steps_of(path: Path) -> int:
+    try:
+        return int(path.stem.removeprefix("checkpoint_"))
+    except ValueError:
+        return -1
+
+
+def find_checkpoint(path: Path) -> Path:
+    """The checkpoint file that ``path`` stands for.
+
+    ``path`` may be a checkpoint file, a checkpoints folder or an experiment folder (whose
+    ``checkpoints/`` is used); in a folder, the one its ``latest`` marker names.
+
+    Raises:
+        CoachError: when there is no such folder, or no complete checkpoint in it.
+    """
+    if path.is_file():
+        return path
+    if not path.is_dir():
+        raise CoachError(f"no checkpoint folder {path}")
+    folder = path / "checkpoints" if (path / "checkpoints").is_dir() else path
+    marker = folder / LATEST
+    if not marker.is_file():
+        raise CoachError(f"no checkpoint in {folder} (no '{LATEST}' marker)")
+    checkpoint = folder / marker.read_text().strip()
+    if not checkpoint.is_file():
+        raise CoachError(f"{marker} names {checkpoint.name}, which is missing")
+    return checkpoint
+
+
+def load_checkpoint(path: Path) -> dict[str, Any]:
+    """Read a checkpoint (a file or a folder, see `find_checkpoint`).
+
+    Raises:
+        CoachError: naming the file, when it is missing, truncated or not a Coach checkpoint.
+    """
+    checkpoint = find_checkpoint(path)
+    try:
+        state = torch.load(checkpoint, map_location="cpu", weights_only=True)
+    except Exception as error:
+        raise CoachError(f"checkpoint {checkpoint} is corrupted or unreadable: {error}") from None
+    if not isinstance(state, dict) or state.get("format") != FORMAT:
+        raise CoachError(f"{checkpoint} is not a Coach checkpoint (format {FORMAT})")
+    state = unpack(state)
+    state["path"] = str(checkpoint)
+    return state
+
+
+class CheckpointSchedule:
+    """When checkpoints are due: every ``seconds`` and/or every ``env_steps``.
+
+    Args:
+        seconds: Wall-clock seconds between checkpoints, or ``None``.
+        env_steps: Env steps between checkpoints, or ``None``.
+        start_steps: The run's env steps when the schedule starts (a resumed run's).
+    """
+
+    def __init__(self, seconds: float | None, env_steps: int | None, start_steps: int = 0) -> None:
+        self.seconds = seconds
+        self.env_steps = env_steps
+        self._next_time = time.monotonic() + seconds if seconds else float("inf")
+        self._next_steps = (start_steps // env_steps + 1) * env_steps if env_steps else float("inf")
+
+    @property
+    def enabled(self) -> bool:
+        return bool(self.seconds or self.env_steps)
+
+    def due(self, env_steps: int) -> bool:
+        return env_steps >= self._next_steps or (
+            self._next_time != float("inf") and time.monotonic() >= self._next_time
+        )
+
+    def saved(self, env_steps: int) -> None:
+        """Start counting towards the next checkpoint."""
+        if self.seconds:
+            self._next_time = time.monotonic() + self.seconds
+        if self.env_steps:
+            self._next_steps = (env_steps // self.env_steps + 1) * self.env_steps

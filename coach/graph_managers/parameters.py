@@ -1,0 +1,71 @@
+"""What a run is given (schedule, run context) and what an evaluation gives back."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from coach.core.step_units import EnvironmentEpisodes, EnvironmentSteps, StepUnit
+
+
+@dataclass(slots=True, kw_only=True)
+class ScheduleParameters:
+    """How long each phase of a run lasts, and how often it is checkpointed."""
+
+    heatup_steps: StepUnit = field(default_factory=lambda: EnvironmentSteps(1000))
+    """Random acting before training starts (env steps or episodes)."""
+    improve_steps: StepUnit = field(default_factory=lambda: EnvironmentSteps(100_000))
+    """The training budget of the whole run, heatup excluded."""
+    steps_between_evaluation_periods: StepUnit = field(
+        default_factory=lambda: EnvironmentSteps(5000)
+    )
+    """Training between two evaluations."""
+    evaluation_steps: StepUnit = field(default_factory=lambda: EnvironmentEpisodes(10))
+    """The length of one evaluation (episodes are split evenly over the env copies)."""
+    checkpoint_steps: EnvironmentSteps | None = None
+    """Env steps between two checkpoints; ``None`` leaves it to ``-s`` seconds, if given."""
+
+
+@dataclass(slots=True)
+class RunContext:
+    """What the command line decides about a run, as opposed to what the preset does."""
+
+    seed: int = 0
+    """Seeds environments, agents and networks."""
+    device: str = "cpu"
+    """Torch device."""
+    experiment_dir: Path | None = None
+    """Where the run writes; ``None`` runs without writing anything."""
+    quiet: bool = False
+    """Keep the console silent."""
+    num_threads: int = 1
+    """Torch CPU threads (small networks run fastest on one)."""
+    progress_seconds: float = 10.0
+    """Seconds between two progress lines on the console."""
+    checkpoint_seconds: float | None = None
+    """Wall-clock seconds between two checkpoints (``-s``)."""
+    save_memory: bool = False
+    """Checkpoints also hold the replay memories (exact resumes of off-policy agents)."""
+    keep_checkpoints: int = 5
+    """How many checkpoints are kept; older ones are deleted."""
+    resume: dict[str, Any] | None = None
+    """A checkpoint to carry on, in the experiment folder it was written to."""
+
+
+@dataclass(slots=True)
+class EvaluationResult:
+    """The episodes of one evaluation period."""
+
+    env_steps: int
+    """The run's training env steps when the evaluation ran."""
+    rewards: list[float]
+    """Each episode's undiscounted return."""
+    lengths: list[int]
+    """Each episode's length."""
+
+    @property
+    def mean_reward(self) -> float:
+        return float(np.mean(self.rewards)) if self.rewards else float("nan")

@@ -1,0 +1,64 @@
+"""Running the ``coach`` command in subprocesses, and reading what it wrote."""
+
+from __future__ import annotations
+
+import csv
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+SMALL = [
+    "-cp", "schedule.heatup_steps=EnvironmentSteps(300)",
+    "-cp", "schedule.improve_steps=EnvironmentSteps(1200)",
+    "-cp", "schedule.steps_between_evaluation_periods=EnvironmentSteps(600)",
+    "-cp", "schedule.evaluation_steps=EnvironmentEpisodes(3)",
+    "-cp", "agent.algorithm.num_consecutive_playing_steps=EnvironmentSteps(64)",
+    "-cp", "agent.algorithm.num_consecutive_training_steps=8",
+]  # fmt: skip
+"""A CartPole_DQN run of a few seconds."""
+
+COMMAND = [sys.executable, "-m", "coach.cli"]
+ENV = {**os.environ, "PYTHONUNBUFFERED": "1"}
+
+
+def coach(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [*COMMAND, *args], cwd=cwd, env=ENV, capture_output=True, text=True, timeout=300
+    )
+
+
+def start(*args: str, cwd: Path) -> subprocess.Popen[str]:
+    """Start ``coach`` with its console on a pipe (read it to follow the run)."""
+    return subprocess.Popen(
+        [*COMMAND, *args],
+        cwd=cwd,
+        env=ENV,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+
+def wait_for(process: subprocess.Popen[str], text: str) -> str:
+    """Read the run's console until a line contains ``text``; return that line."""
+    assert process.stdout is not None
+    for line in process.stdout:
+        if text in line:
+            return line
+    raise AssertionError(f"the run ended without printing {text!r}")
+
+
+def experiment(root: Path, name: str = "CartPole_DQN") -> Path:
+    (run,) = list((root / name).iterdir())
+    return run
+
+
+def rewards(run: Path) -> list[tuple[str, str, str]]:
+    with open(run / "progress.csv") as f:
+        return [(r["phase"], r["env_steps"], r["reward"]) for r in csv.DictReader(f)]
+
+
+def snapshot(root: Path) -> dict[str, bytes]:
+    """Every file below ``root`` with its contents (to prove nothing changed)."""
+    return {str(p): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
