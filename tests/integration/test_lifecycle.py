@@ -1,0 +1,201 @@
+"""The experiment lifecycle through the real command: checkpoints, interrupt and resume,
+restore and evaluate, refusal of bad input, the TensorBoard dashboard."""
+
+from __future__ import annotations
+
+import json
+import signal
+import urllib.parse
+import urllib.request
+from pathlib import Path
+
+import pytest
+import torch
+
+from coach.checkpoints import find_checkpoint
+from coach.logging.dashboard import start_dashboard
+from tests.integration.coach_cli import (
+    SMALL,
+    coach,
+    experiment,
+    rewards,
+    snapshot,
+    start,
+    wait_for,
+)
+
+LONGER = [
+    *SMALL,
+    "-cp", "schedule.improve_steps=EnvironmentSteps(6000)",
+    "-cp", "schedule.steps_between_evaluation_periods=EnvironmentSteps(1500)",
+    "-cp", "agent.algorithm.num_consecutive_training_steps=16",
+]  # fmt: skip
+"""About ten seconds of CartPole_DQN: long enough to stop it half-way."""
+
+
+@pytest.fixture(scope="module")
+def reference(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The uninterrupted run the interrupted ones must match."""
+    root = tmp_path_factory.mktemp("reference")
+    result = coach("-p", "CartPole_DQN", "--seed", "5", "-ep", str(root), *LONGER, cwd=root)
+    assert result.returncode == 0, result.stderr
+    return experiment(root)
+
+
+def test_a_finished_run_leaves_a_final_checkpoint(reference: Path) -> None:
+    checkpoint = find_checkpoint(reference)
+    assert checkpoint.name == "checkpoint_6300.pt"  # heatup 300 + 6000 training steps
+    state = torch.load(checkpoint, weights_only=True)  # nothing but tensors and plain values
+    assert state["preset"] == "CartPole_DQN" and state["seed"] == 5
+
+
+def test_sigint_then_resume_ends_exactly_like_an_uninterrupted_run(
+    reference: Path, tmp_path: Path
+) -> None:
+    process = start("-p", "CartPole_DQN", "--seed", "5", "-ep", str(tmp_path), "--save-memory",
+                    *LONGER, cwd=tmp_path)  # fmt: skip
+    wait_for(process, "evaluate env steps     3300")  # about half of the budget
+    process.send_signal(signal.SIGINT)
+    _, stderr = process.communicate(timeout=120)
+    assert process.returncode == 130, stderr
+    run = experiment(tmp_path)
+    stopped_at = int(find_checkpoint(run).stem.removeprefix("checkpoint_"))
+    assert 3300 <= stopped_at < 6300
+    assert rewards(run) != rewards(reference)  # it did stop early
+
+    result = coach("--resume", str(run), "--save-memory", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert rewards(run) == rewards(reference)
+    log = (run / "log.txt").read_text()
+    assert "continue with: coach --resume" in log and f"at {stopped_at} env steps" in log
+
+
+def test_sigkill_loses_only_the_work_since_the_last_checkpoint(
+    reference: Path, tmp_path: Path
+) -> None:
+    process = start("-p", "CartPole_DQN", "--seed", "5", "-ep", str(tmp_path), "--save-memory",
+                    "-cp", "schedule.checkpoint_steps=EnvironmentSteps(1000)", *LONGER,
+                    cwd=tmp_path)  # fmt: skip
+    wait_for(process, "checkpoint saved at 3000 env steps")
+    process.kill()  # SIGKILL: no handler runs
+    process.communicate(timeout=60)
+    run = experiment(tmp_path)
+    checkpoint = find_checkpoint(run)
+    kept = int(checkpoint.stem.removeprefix("checkpoint_"))
+    assert kept >= 3000
+
+    result = coach("--resume", str(run), "--save-memory", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert f"resumed from {checkpoint} at {kept} env steps" in (run / "log.txt").read_text()
+    # What the killed process wrote after its checkpoint was cut away and redone.
+    assert rewards(run) == rewards(reference)
+
+
+def test_sigterm_saves_a_checkpoint_and_exits_143(tmp_path: Path) -> None:
+    process = start("-p", "CartPole_DQN", "-ep", str(tmp_path), *LONGER, cwd=tmp_path)
+    wait_for(process, "evaluate env steps")
+    process.send_signal(signal.SIGTERM)
+    _, stderr = process.communicate(timeout=120)
+    assert process.returncode == 143, stderr
+    assert find_checkpoint(experiment(tmp_path)).is_file()
+
+
+def test_evaluate_a_restored_agent(reference: Path, tmp_path: Path) -> None:
+    result = coach("-p", "CartPole_DQN", "--evaluate", "4", "-crd", str(reference),
+                   "-ep", str(tmp_path), cwd=tmp_path)  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    line = next(x for x in result.stdout.splitlines() if "evaluation over 4 episodes" in x)
+    words = line.split()
+    stats = {name: float(words[words.index(name) + 1]) for name in ("mean", "std", "min", "max")}
+    assert stats["min"] <= stats["mean"] <= stats["max"] and stats["std"] >= 0
+    run = experiment(tmp_path)
+    ((phase, _, reward),) = rewards(run)  # evaluation only: one row, no training
+    assert phase == "evaluate" and float(reward) == pytest.approx(stats["mean"], abs=0.05)
+    assert "agents restored from" in (run / "log.txt").read_text()
+
+
+def test_restored_agent_acts_like_the_trained_one(reference: Path, tmp_path: Path) -> None:
+    trained = coach("-p", "CartPole_DQN", "--seed", "9", "--evaluate", "3", "-crd",
+                    str(reference), "-ep", str(tmp_path / "a"), cwd=tmp_path)  # fmt: skip
+    untrained = coach("-p", "CartPole_DQN", "--seed", "9", "--evaluate", "3",
+                      "-ep", str(tmp_path / "b"), cwd=tmp_path)  # fmt: skip
+    assert trained.returncode == 0 and untrained.returncode == 0
+    assert rewards(experiment(tmp_path / "a")) != rewards(experiment(tmp_path / "b"))
+
+
+def _refused(result: object, *needles: str) -> None:
+    assert result.returncode == 2, result.stdout  # type: ignore[attr-defined]
+    lines = result.stderr.strip().splitlines()  # type: ignore[attr-defined]
+    assert len(lines) == 1 and "Traceback" not in lines[0], lines
+    for needle in needles:
+        assert needle in lines[0], lines[0]
+
+
+def test_missing_checkpoint_folder_is_refused(tmp_path: Path) -> None:
+    result = coach("-p", "CartPole_DQN", "-crd", str(tmp_path / "nowhere"),
+                   "-ep", str(tmp_path / "experiments"), cwd=tmp_path)  # fmt: skip
+    _refused(result, "no checkpoint folder", "nowhere")
+    assert not (tmp_path / "experiments").exists()
+
+
+@pytest.mark.parametrize("flag", ["-crd", "--resume"])
+def test_truncated_checkpoint_is_refused_with_its_path(
+    reference: Path, tmp_path: Path, flag: str
+) -> None:
+    copy = tmp_path / "run"
+    for path, content in snapshot(reference).items():
+        target = copy / Path(path).relative_to(reference)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes(content)
+    latest = find_checkpoint(copy)
+    latest.write_bytes(latest.read_bytes()[: latest.stat().st_size // 2])
+    before = snapshot(copy)
+    args = ["-p", "CartPole_DQN", "-crd", str(copy)] if flag == "-crd" else ["--resume", str(copy)]
+    result = coach(*args, "-ep", str(tmp_path / "experiments"), cwd=tmp_path)
+    _refused(result, str(latest), "corrupted")
+    assert snapshot(copy) == before and not (tmp_path / "experiments").exists()
+
+
+def test_checkpoint_of_another_preset_is_refused(reference: Path, tmp_path: Path) -> None:
+    other = tmp_path / "Other.py"
+    other.write_text("from presets.CartPole_DQN import graph_manager\n")
+    before = snapshot(reference)
+    result = coach("-p", str(other), "-crd", str(reference), "-ep", str(tmp_path / "e"),
+                   cwd=tmp_path)  # fmt: skip
+    _refused(result, "from preset 'CartPole_DQN', not 'Other'")
+    assert snapshot(reference) == before and not (tmp_path / "e").exists()
+
+
+def test_unwritable_experiment_path_is_refused(tmp_path: Path) -> None:
+    blocker = tmp_path / "a_file"
+    blocker.write_text("not a folder")
+    result = coach("-p", "CartPole_DQN", "-ep", str(blocker / "experiments"), cwd=tmp_path)
+    _refused(result, "cannot write to the experiment path", str(blocker))
+    assert blocker.read_text() == "not a folder"
+
+
+def test_yaml_without_a_base_preset_is_refused(tmp_path: Path) -> None:
+    run = tmp_path / "run.yaml"
+    run.write_text("parameters:\n  agent.algorithm.discount: 0.9\n")
+    result = coach("-p", str(run), "-ep", str(tmp_path / "e"), cwd=tmp_path)
+    _refused(result, str(run), "'preset' key")
+    assert not (tmp_path / "e").exists()
+
+
+def test_dashboard_serves_the_evaluation_curve(reference: Path) -> None:
+    url, server = start_dashboard(reference.parent.parent)
+    try:
+        assert url.startswith("http://127.0.0.1:")
+        runs = json.load(urllib.request.urlopen(url + "data/runs", timeout=30))
+        run = next(r for r in runs if r.endswith("tensorboard/graph"))
+        query = urllib.parse.urlencode({"run": run, "tag": "Evaluation/mean_reward"})
+        series = json.load(
+            urllib.request.urlopen(f"{url}data/plugin/scalars/scalars?{query}", timeout=30)
+        )
+    finally:
+        server.kill()
+        server.wait()
+    evaluations = [(s, r) for phase, s, r in rewards(reference) if phase == "evaluate"]
+    assert [(str(step), value) for _, step, value in series] == [
+        (s, pytest.approx(float(r))) for s, r in evaluations
+    ]
