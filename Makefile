@@ -29,7 +29,7 @@ lint: install
 	$(BIN)/mypy coach
 
 golden: install
-	$(BIN)/python -m pytest -q -m "learning or golden" -o addopts="" tests/learning
+	$(BIN)/python -m tests.learning.golden
 
 bench: install
 	$(BIN)/python -m benchmarks.throughput

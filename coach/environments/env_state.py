@@ -18,6 +18,13 @@ import gymnasium as gym
 import numpy as np
 
 _PLAIN = (np.ndarray, bool, int, float, type(None), np.generic)
+
+
+def _plain(value: Any) -> bool:
+    """A value saved as it is: arrays, numbers, and tuples or lists of them."""
+    if isinstance(value, tuple | list):
+        return all(_plain(v) for v in value)
+    return isinstance(value, _PLAIN)
 _SKIP = {"screen", "clock", "viewer", "renderer", "mujoco_renderer", "spec", "render_mode"}
 
 
@@ -62,7 +69,7 @@ def get_env_state(env: gym.Env) -> dict[str, Any] | None:
         state["attributes"] = {
             k: (v.copy() if isinstance(v, np.ndarray) else v)
             for k, v in vars(unwrapped).items()
-            if isinstance(v, _PLAIN) and k not in _SKIP and not k.startswith("_np_random")
+            if _plain(v) and k not in _SKIP and not k.startswith("_np_random")
         }
     else:  # mujoco
         data = unwrapped.data  # type: ignore[attr-defined]

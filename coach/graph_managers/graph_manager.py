@@ -75,6 +75,8 @@ class GraphManager(ABC):
         self._snapshot: dict[str, Any] | None = None
         self.video: EvaluationVideo | None = None
         """Records evaluation episodes, when set."""
+        self.stop_when: Callable[[EvaluationResult], bool] | None = None
+        """Ends `improve` early after an evaluation for which it returns true."""
 
     # -- building ---------------------------------------------------------------------------
 
@@ -303,7 +305,9 @@ class GraphManager(ABC):
             if self._period_end is not None and self._training_count(period) >= self._period_end:
                 self._period_end = None
                 if schedule.evaluation_steps.num_steps > 0:
-                    self.evaluate(schedule.evaluation_steps)
+                    result = self.evaluate(schedule.evaluation_steps)
+                    if self.stop_when is not None and self.stop_when(result):
+                        return
                 continue
             remaining = improve.num_steps - (self._training_count(improve) - self._improve_start)
             if remaining <= 0:

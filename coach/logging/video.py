@@ -79,7 +79,8 @@ class EvaluationVideo:
             import imageio.v2 as imageio
 
             path = self.directory / f"eval_{env_steps}.mp4"
-            imageio.mimwrite(path, self.frames, fps=self.fps, macro_block_size=1)
+            frames: list[Any] = list(self.frames)
+            imageio.mimwrite(path, frames, fps=self.fps, macro_block_size=1)
             written.append(path)
         height, width = self.frames[0].shape[:2]
         image = Summary.Image(height=height, width=width, colorspace=3, encoded_image_string=gif)

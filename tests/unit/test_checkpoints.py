@@ -1,0 +1,94 @@
+"""Checkpoint files: weights-only round trips, atomic writes, the latest marker, refusals."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+
+from coach.checkpoints import (
+    CheckpointSchedule,
+    find_checkpoint,
+    load_checkpoint,
+    pack,
+    save_checkpoint,
+)
+from coach.errors import CoachError
+
+STATE = {
+    "array": np.arange(6, dtype=np.float32).reshape(2, 3),
+    "flags": np.array([True, False]),
+    "scalar": np.float64(2.5),
+    "rng": np.random.default_rng(3).bit_generator.state,
+    "tensor": torch.ones(2),
+    "nested": [{"x": np.int64(4)}, (1, None, "text")],
+}
+
+
+def test_round_trip_through_a_weights_only_load(tmp_path: Path) -> None:
+    path = save_checkpoint(tmp_path, STATE, env_steps=100)
+    assert path.name == "checkpoint_100.pt"
+    raw = torch.load(path, weights_only=True)  # no pickled objects needed
+    assert raw["format"] == 1
+    state = load_checkpoint(tmp_path)
+    np.testing.assert_array_equal(state["array"], STATE["array"])
+    assert state["array"].dtype == np.float32 and state["flags"].dtype == np.bool_
+    assert state["scalar"] == 2.5 and state["rng"] == STATE["rng"]
+    assert torch.equal(state["tensor"], STATE["tensor"])
+    assert state["nested"] == [{"x": 4}, (1, None, "text")]
+    assert state["path"] == str(path)
+
+
+def test_pack_copies_arrays() -> None:
+    array = np.zeros(3)
+    packed = pack({"a": array})
+    array[0] = 7.0
+    assert float(packed["a"]["__ndarray__"][0]) == 0.0
+
+
+def test_latest_marker_names_the_newest_and_old_ones_go(tmp_path: Path) -> None:
+    for steps in (10, 20, 30, 40):
+        save_checkpoint(tmp_path, {"steps": steps}, steps, keep=2)
+    assert sorted(p.name for p in tmp_path.glob("checkpoint_*.pt")) == [
+        "checkpoint_30.pt",
+        "checkpoint_40.pt",
+    ]
+    assert (tmp_path / "latest").read_text().strip() == "checkpoint_40.pt"
+    assert load_checkpoint(tmp_path)["steps"] == 40
+    assert not list(tmp_path.glob(".*.tmp"))  # no temporary file left behind
+
+
+def test_find_accepts_experiment_folder_checkpoints_folder_or_file(tmp_path: Path) -> None:
+    path = save_checkpoint(tmp_path / "checkpoints", {}, 5)
+    assert find_checkpoint(tmp_path) == path
+    assert find_checkpoint(tmp_path / "checkpoints") == path
+    assert find_checkpoint(path) == path
+
+
+def test_refusals_name_the_path(tmp_path: Path) -> None:
+    with pytest.raises(CoachError, match="no checkpoint folder"):
+        find_checkpoint(tmp_path / "missing")
+    with pytest.raises(CoachError, match="no 'latest' marker"):
+        find_checkpoint(tmp_path)
+    path = save_checkpoint(tmp_path, {"a": np.zeros(1000)}, 1)
+    path.write_bytes(path.read_bytes()[:300])
+    with pytest.raises(CoachError, match=re.escape(f"checkpoint {path} is corrupted")):
+        load_checkpoint(tmp_path)
+    torch.save({"something": "else"}, path)
+    with pytest.raises(CoachError, match="not a Coach checkpoint"):
+        load_checkpoint(path)
+    (tmp_path / "latest").write_text("checkpoint_9.pt\n")
+    with pytest.raises(CoachError, match=r"checkpoint_9\.pt, which is missing"):
+        load_checkpoint(tmp_path)
+
+
+def test_schedule_by_env_steps() -> None:
+    schedule = CheckpointSchedule(None, 100, start_steps=250)
+    assert schedule.enabled
+    assert not schedule.due(299) and schedule.due(300)
+    schedule.saved(305)
+    assert not schedule.due(399) and schedule.due(400)
+    assert not CheckpointSchedule(None, None).enabled
