@@ -2,7 +2,10 @@
 
 Classic control environments are plain Python objects: their physical state, a handful of
 counters and the generator their randomness comes from. MuJoCo environments are their
-positions, velocities, simulation time and generator. Environments that expose
+positions, velocities, simulation time and generator. Atari environments are ALE's cloned
+emulator state, its random generator included. (ALE does not put the last action in that
+state, so with sticky actions the first steps after a restore may repeat a different action
+than the original run would have: the episode continues, not bit for bit.) Environments that expose
 ``get_state()`` / ``set_state(state)`` themselves are asked directly. For any other
 environment `get_env_state` returns ``None``: its episodes restart after a restore.
 
@@ -25,6 +28,8 @@ def _plain(value: Any) -> bool:
     if isinstance(value, tuple | list):
         return all(_plain(v) for v in value)
     return isinstance(value, _PLAIN)
+
+
 _SKIP = {"screen", "clock", "viewer", "renderer", "mujoco_renderer", "spec", "render_mode"}
 
 
@@ -47,6 +52,8 @@ def _family(unwrapped: gym.Env) -> str | None:
     module = type(unwrapped).__module__
     if module.startswith("gymnasium.envs.classic_control"):
         return "classic_control"
+    if module.startswith("ale_py") and hasattr(unwrapped, "clone_state"):
+        return "atari"
     if module.startswith("gymnasium.envs.mujoco") and hasattr(unwrapped, "data"):
         return "mujoco"
     return None
@@ -65,6 +72,10 @@ def get_env_state(env: gym.Env) -> dict[str, Any] | None:
     }
     if family == "own":
         state["own"] = unwrapped.get_state()  # type: ignore[attr-defined]
+    elif family == "atari":
+        # The emulator with its own generator (sticky actions), as ALE serializes it.
+        ale_state = unwrapped.clone_state(include_rng=True)  # type: ignore[attr-defined]
+        state["ale"] = np.frombuffer(ale_state.serialize(), dtype=np.uint8).copy()
     elif family == "classic_control":
         state["attributes"] = {
             k: (v.copy() if isinstance(v, np.ndarray) else v)
@@ -85,6 +96,10 @@ def set_env_state(env: gym.Env, state: dict[str, Any]) -> None:
     family = state["family"]
     if family == "own":
         unwrapped.set_state(state["own"])  # type: ignore[attr-defined]
+    elif family == "atari":
+        import ale_py
+
+        unwrapped.restore_state(ale_py.ALEState(state["ale"].tobytes()))  # type: ignore[attr-defined]
     elif family == "classic_control":
         for key, value in state["attributes"].items():
             setattr(unwrapped, key, value.copy() if isinstance(value, np.ndarray) else value)

@@ -41,6 +41,49 @@ def test_a_restored_environment_continues_identically(level: str) -> None:
     assert trajectory(copy, actions[40:]) == trajectory(original, actions[40:])
 
 
+@pytest.mark.parametrize(
+    ("level", "kwargs", "family"),
+    [
+        ("HalfCheetah-v5", {}, "mujoco"),
+        # Without sticky actions: ALE's saved state leaves out the last action they repeat.
+        ("ALE/Pong-v5", {"repeat_action_probability": 0.0}, "atari"),
+    ],
+)
+def test_mujoco_and_atari_episodes_continue_identically(
+    level: str, kwargs: dict[str, float], family: str
+) -> None:
+    import ale_py
+
+    gym.register_envs(ale_py)
+    original = gym.make(level, max_episode_steps=1000, **kwargs)
+    original.reset(seed=2)
+    original.action_space.seed(2)
+    actions = [original.action_space.sample() for _ in range(60)]
+    trajectory(original, actions[:30])
+    state = get_env_state(original)
+    assert state is not None and state["family"] == family
+
+    copy = gym.make(level, max_episode_steps=1000, **kwargs)
+    copy.reset(seed=7)
+    set_env_state(copy, state)
+    assert trajectory(copy, actions[30:]) == trajectory(original, actions[30:])
+
+
+def test_atari_with_sticky_actions_continues_its_episode() -> None:
+    import ale_py
+
+    gym.register_envs(ale_py)
+    original = gym.make("ALE/Breakout-v5")
+    original.reset(seed=2)
+    for _ in range(40):
+        original.step(1)
+    copy = gym.make("ALE/Breakout-v5")
+    copy.reset(seed=7)
+    set_env_state(copy, get_env_state(original))  # type: ignore[arg-type]
+    frame = original.unwrapped.ale.getEpisodeFrameNumber()  # type: ignore[attr-defined]
+    assert frame == 160 and copy.unwrapped.ale.getEpisodeFrameNumber() == frame  # type: ignore[attr-defined]
+
+
 def test_environments_without_saveable_state_say_so() -> None:
     class Opaque(gym.Env):
         observation_space = gym.spaces.Box(-1, 1, (1,))
