@@ -4,17 +4,21 @@ restore and evaluate, refusal of bad input, the TensorBoard dashboard."""
 from __future__ import annotations
 
 import json
+import os
 import signal
+import subprocess
 import urllib.parse
 import urllib.request
 from pathlib import Path
 
 import pytest
 import torch
+from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 
 from coach.checkpoints import find_checkpoint
 from coach.logging.dashboard import start_dashboard
 from tests.integration.coach_cli import (
+    COMMAND,
     SMALL,
     coach,
     experiment,
@@ -199,3 +203,42 @@ def test_dashboard_serves_the_evaluation_curve(reference: Path) -> None:
     assert [(str(step), value) for _, step, value in series] == [
         (s, pytest.approx(float(r))) for s, r in evaluations
     ]
+
+
+def test_videos_dashboard_and_hparams(tmp_path: Path) -> None:
+    result = coach("-p", "CartPole_DQN", "-ep", str(tmp_path), "-dg", "-dm", "-d", *SMALL,
+                   cwd=tmp_path)  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    run = experiment(tmp_path)
+    log = (run / "log.txt").read_text()
+    url = log.split("TensorBoard on ")[1].split()[0]
+    pid = int(log.split("stop it with: kill ")[1].split(")")[0])
+    try:
+        assert url.startswith("http://127.0.0.1:")
+        assert urllib.request.urlopen(url, timeout=30).status == 200  # it outlived the run
+    finally:
+        os.kill(pid, signal.SIGKILL)
+    # One episode of each of the two evaluations, as files and in TensorBoard.
+    videos = sorted(p.name for p in (run / "videos").iterdir())
+    assert videos == ["eval_1500.gif", "eval_1500.mp4", "eval_900.gif", "eval_900.mp4"]
+    graph = EventAccumulator(str(run / "tensorboard" / "graph"), size_guidance={"images": 0})
+    graph.Reload()
+    images = graph.Images("Evaluation/episode")
+    assert [i.step for i in images] == [900, 1500]
+    assert images[0].encoded_image_string.startswith(b"GIF8")
+    hparams = graph.PluginTagToContent("hparams")
+    assert (
+        "_hparams_/experiment" in hparams
+        and b"CartPole_DQN" in hparams["_hparams_/session_start_info"]
+    )
+
+
+def test_render_opens_the_environment_window(tmp_path: Path) -> None:
+    env = {**os.environ, "SDL_VIDEODRIVER": "dummy", "SDL_AUDIODRIVER": "dummy"}
+    result = subprocess.run(
+        [*COMMAND, "-p", "CartPole_DQN", "-ep", str(tmp_path), "-r", "--evaluate", "1"],
+        cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    params = (experiment(tmp_path) / "params.yaml").read_text()
+    assert "environment.render_mode: human" in params
