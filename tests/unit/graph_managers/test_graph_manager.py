@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from coach.core.run_phase import RunPhase
@@ -81,3 +83,21 @@ def test_improve_alternates_training_and_evaluation() -> None:
     assert [e.env_steps for e in graph.evaluations] == [20, 30, 35]
     assert graph.env_steps == 35
     assert all(e.rewards == [5.0, 5.0] for e in graph.evaluations)
+
+
+def test_episodes_that_cannot_be_saved_restart_and_the_log_says_so(tmp_path: Path) -> None:
+    graph = ToyGraph(ScheduleParameters(), 1, length=10)
+    graph.create_graph(RunContext(experiment_dir=tmp_path, quiet=True))
+    graph.train_and_act(EnvironmentSteps(13))  # an episode 3 steps in
+    state = graph.state_dict()
+    assert state["episodes_in_flight"] and state["environment"] is None
+    graph.close()
+
+    restored = ToyGraph(ScheduleParameters(), 1, length=10)
+    restored.create_graph(RunContext(experiment_dir=tmp_path, quiet=True, resume=state))
+    assert restored.env_steps == 13
+    restored.train_and_act(EnvironmentSteps(10))
+    restored.close()
+    # A fresh episode was started: 10 more steps end exactly one whole episode.
+    assert restored.environment.total_episodes == 2  # type: ignore[union-attr]
+    assert "episodes in flight restart" in (tmp_path / "log.txt").read_text()
