@@ -16,6 +16,7 @@ is done), so a run restored from a checkpoint carries on exactly where it stoppe
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from abc import ABC, abstractmethod
 from collections.abc import Callable
@@ -30,7 +31,13 @@ from coach.core.run_phase import RunPhase
 from coach.core.step_units import EnvironmentEpisodes, EnvironmentSteps, StepUnit, TrainingSteps
 from coach.environments.environment import Environment
 from coach.errors import CoachError
-from coach.graph_managers.parameters import EvaluationResult, RunContext, ScheduleParameters
+from coach.graph_managers.parameters import (
+    EvaluationEpisodes,
+    EvaluationResult,
+    RunContext,
+    RunProgress,
+    ScheduleParameters,
+)
 from coach.level_manager import LevelManager
 from coach.logging.experiment_logger import ExperimentLogger
 from coach.logging.video import EvaluationVideo
@@ -63,14 +70,8 @@ class GraphManager(ABC):
         self.stop_requested: int | None = None
         """Set (to the signal number) by a signal handler: the run stops after this step."""
         self._phase = RunPhase.HEATUP
-        self._evaluation_env_steps = 0
-        self._evaluation_episodes = 0
-        self._frozen_env_steps = 0
-        self._seeded = False
+        self.progress = RunProgress()
         self._fresh_episodes = True
-        self._heatup_done = False
-        self._improve_start: int | None = None
-        self._period_end: int | None = None
         self._checkpoints: CheckpointSchedule | None = None
         self._snapshot: dict[str, Any] | None = None
         self.video: EvaluationVideo | None = None
@@ -127,8 +128,8 @@ class GraphManager(ABC):
     def env_steps(self) -> int:
         """Env steps in heatup and training (evaluation excluded): the x axis of the logs."""
         if self._phase is RunPhase.EVALUATE or self.environment is None:
-            return self._frozen_env_steps
-        return self.environment.total_steps - self._evaluation_env_steps
+            return self.progress.frozen_env_steps
+        return self.environment.total_steps - self.progress.evaluation_env_steps
 
     @property
     def training_steps(self) -> int:
@@ -154,9 +155,9 @@ class GraphManager(ABC):
         """What has been spent in ``unit`` outside evaluations."""
         count = self._counter(unit)()
         if isinstance(unit, EnvironmentSteps):
-            return count - self._evaluation_env_steps
+            return count - self.progress.evaluation_env_steps
         if isinstance(unit, EnvironmentEpisodes):
-            return count - self._evaluation_episodes
+            return count - self.progress.evaluation_episodes
         return count
 
     # -- phases -----------------------------------------------------------------------------
@@ -168,14 +169,14 @@ class GraphManager(ABC):
     @phase.setter
     def phase(self, phase: RunPhase) -> None:
         if phase is RunPhase.EVALUATE and self._phase is not RunPhase.EVALUATE:
-            self._frozen_env_steps = self.env_steps
+            self.progress.frozen_env_steps = self.env_steps
         self._phase = phase
         self.top_level.phase = phase
 
     def _reset(self) -> None:
         # Seeded once; later resets continue each environment's own random stream.
-        self.top_level.reset(None if self._seeded else self.context.seed)
-        self._seeded = True
+        self.top_level.reset(None if self.progress.seeded else self.context.seed)
+        self.progress.seeded = True
         self._fresh_episodes = False
 
     def _run(self, budget: StepUnit, on_response: Any = None) -> None:
@@ -235,8 +236,7 @@ class GraphManager(ABC):
     def evaluate(self, steps: StepUnit) -> EvaluationResult:
         """Act greedily for ``steps`` on fresh episodes; nothing is stored or trained.
 
-        With an episode budget the episodes are split evenly over the env copies (copy ``i``
-        runs ``(n + i) // num_envs`` of them), so short episodes are not favoured.
+        An episode budget is split evenly over the env copies (see `EvaluationEpisodes`).
         """
         if self._checkpoints is not None or self.logger is not None:
             # What a checkpoint taken during the evaluation holds: the run as it was before
@@ -246,13 +246,7 @@ class GraphManager(ABC):
         self._fresh_episodes = True
         started = time.perf_counter()
         before, episodes_before = self._total_env_steps(), self._episodes()
-        num_envs = self.top_level.num_envs
-        by_episodes = isinstance(steps, EnvironmentEpisodes)
-        quota = [(steps.num_steps + i) // num_envs for i in range(num_envs)]
-        counts = [0] * num_envs
-        rewards: list[float] = []
-        lengths: list[int] = []
-
+        episodes = EvaluationEpisodes(steps, self.top_level.num_envs)
         video = self.video
         if video is not None:
             video.start(self.environment)
@@ -260,24 +254,20 @@ class GraphManager(ABC):
         def record(response: Any) -> bool:
             if video is not None:
                 video.capture(self.environment, bool(response.done[0]))
-            for i in np.flatnonzero(response.terminated | response.truncated):
-                if by_episodes and counts[i] >= quota[i]:
-                    continue
-                counts[i] += 1
-                rewards.append(float(response.episode_return[i]))
-                lengths.append(int(response.episode_length[i]))
-            return by_episodes and counts == quota
+            return episodes.record(response)
 
         # An episode budget ends in `record`, once every copy has run its share.
+        by_episodes = isinstance(steps, EnvironmentEpisodes)
         self._run(EnvironmentEpisodes(2**62) if by_episodes else steps, on_response=record)
-        self._evaluation_env_steps += self._total_env_steps() - before
-        self._evaluation_episodes += self._episodes() - episodes_before
-        result = EvaluationResult(self._frozen_env_steps, rewards, lengths)
+        rewards, lengths = episodes.rewards, episodes.lengths
+        self.progress.evaluation_env_steps += self._total_env_steps() - before
+        self.progress.evaluation_episodes += self._episodes() - episodes_before
+        result = EvaluationResult(self.progress.frozen_env_steps, rewards, lengths)
         self.evaluations.append(result)
         if video is not None:
-            paths, summary = video.finish(self._frozen_env_steps)
+            paths, summary = video.finish(self.progress.frozen_env_steps)
             if self.logger is not None and summary is not None:
-                self.logger.writer("graph").write_summary(summary, self._frozen_env_steps)
+                self.logger.writer("graph").write_summary(summary, self.progress.frozen_env_steps)
                 self.logger.info(f"evaluation videos: {', '.join(str(p) for p in paths)}")
         if self.logger is not None:
             if rewards:
@@ -292,32 +282,39 @@ class GraphManager(ABC):
     def improve(self) -> None:
         """The whole run: heatup, then training with periodic evaluation."""
         schedule = self.schedule_params
-        if not self._heatup_done:
+        if not self.progress.heatup_done:
             heatup = schedule.heatup_steps
             remaining = heatup.num_steps - self._training_count(heatup)
             if remaining > 0:
                 self.heatup(type(heatup)(remaining))
-            self._heatup_done = True
+            self.progress.heatup_done = True
         improve, period = schedule.improve_steps, schedule.steps_between_evaluation_periods
-        if self._improve_start is None:
-            self._improve_start = self._training_count(improve)
+        if self.progress.improve_start is None:
+            self.progress.improve_start = self._training_count(improve)
         while True:
-            if self._period_end is not None and self._training_count(period) >= self._period_end:
-                self._period_end = None
+            if (
+                self.progress.period_end is not None
+                and self._training_count(period) >= self.progress.period_end
+            ):
+                self.progress.period_end = None
                 if schedule.evaluation_steps.num_steps > 0:
                     result = self.evaluate(schedule.evaluation_steps)
                     if self.stop_when is not None and self.stop_when(result):
                         return
                 continue
-            remaining = improve.num_steps - (self._training_count(improve) - self._improve_start)
+            remaining = improve.num_steps - (
+                self._training_count(improve) - self.progress.improve_start
+            )
             if remaining <= 0:
                 break
-            if self._period_end is None:
+            if self.progress.period_end is None:
                 length = period.num_steps
                 if type(period) is type(improve):
                     length = min(length, remaining)
-                self._period_end = self._training_count(period) + length
-            self.train_and_act(type(period)(self._period_end - self._training_count(period)))
+                self.progress.period_end = self._training_count(period) + length
+            self.train_and_act(
+                type(period)(self.progress.period_end - self._training_count(period))
+            )
 
     # -- checkpoints ------------------------------------------------------------------------
 
@@ -327,19 +324,11 @@ class GraphManager(ABC):
         return {
             "preset": self.name,
             "seed": self.context.seed,
-            "graph": {
-                "phase": self._phase.value,
-                "evaluation_env_steps": self._evaluation_env_steps,
-                "evaluation_episodes": self._evaluation_episodes,
-                "frozen_env_steps": self._frozen_env_steps,
-                "seeded": self._seeded,
-                "heatup_done": self._heatup_done,
-                "improve_start": self._improve_start,
-                "period_end": self._period_end,
-                "env_total_steps": self.environment.total_steps,
-                "env_total_episodes": self.environment.total_episodes,
-                "evaluations": [[e.env_steps, e.rewards, e.lengths] for e in self.evaluations],
-            },
+            "phase": self._phase.value,
+            "progress": dataclasses.asdict(self.progress),
+            "env_total_steps": self.environment.total_steps,
+            "env_total_episodes": self.environment.total_episodes,
+            "evaluations": [[e.env_steps, e.rewards, e.lengths] for e in self.evaluations],
             "episodes_in_flight": not self._fresh_episodes,
             "environment": None if self._fresh_episodes else self.environment.state_dict(),
             "agents": [level.agent.state_dict(include_memory) for level in self.levels],
@@ -365,19 +354,12 @@ class GraphManager(ABC):
                 ) from None
         if not whole_run:
             return
-        graph = state["graph"]
-        self._phase = RunPhase(graph["phase"])
+        self._phase = RunPhase(state["phase"])
         self.top_level.phase = self._phase
-        self._evaluation_env_steps = int(graph["evaluation_env_steps"])
-        self._evaluation_episodes = int(graph["evaluation_episodes"])
-        self._frozen_env_steps = int(graph["frozen_env_steps"])
-        self._seeded = bool(graph["seeded"])
-        self._heatup_done = bool(graph["heatup_done"])
-        self._improve_start = graph["improve_start"]
-        self._period_end = graph["period_end"]
-        self.environment.total_steps = int(graph["env_total_steps"])
-        self.environment.total_episodes = int(graph["env_total_episodes"])
-        self.evaluations = [EvaluationResult(*e) for e in graph["evaluations"]]
+        self.progress = RunProgress(**state["progress"])
+        self.environment.total_steps = int(state["env_total_steps"])
+        self.environment.total_episodes = int(state["env_total_episodes"])
+        self.evaluations = [EvaluationResult(*e) for e in state["evaluations"]]
         self._fresh_episodes = not in_flight
         if in_flight:
             self.environment.load_state_dict(state["environment"])

@@ -9,6 +9,7 @@ from typing import Any
 import numpy as np
 
 from coach.core.step_units import EnvironmentEpisodes, EnvironmentSteps, StepUnit
+from coach.core.types import EnvResponse
 
 
 @dataclass(slots=True, kw_only=True)
@@ -56,6 +57,26 @@ class RunContext:
 
 
 @dataclass(slots=True)
+class RunProgress:
+    """Where a run stands: what its loop needs to carry on exactly after a restore."""
+
+    evaluation_env_steps: int = 0
+    """Env steps spent in evaluations (off the training clock)."""
+    evaluation_episodes: int = 0
+    """Episodes finished in evaluations."""
+    frozen_env_steps: int = 0
+    """The training clock while an evaluation runs."""
+    seeded: bool = False
+    """The environments had their seeded reset."""
+    heatup_done: bool = False
+    """Heatup has spent its budget."""
+    improve_start: int | None = None
+    """The training count at which `improve` began, in the improve budget's unit."""
+    period_end: int | None = None
+    """Where the current training period ends, in its own unit; ``None`` between periods."""
+
+
+@dataclass(slots=True)
 class EvaluationResult:
     """The episodes of one evaluation period."""
 
@@ -69,3 +90,29 @@ class EvaluationResult:
     @property
     def mean_reward(self) -> float:
         return float(np.mean(self.rewards)) if self.rewards else float("nan")
+
+
+class EvaluationEpisodes:
+    """Collects the finished episodes of an evaluation.
+
+    With an episode budget of ``n`` over ``num_envs`` copies, copy ``i`` contributes its first
+    ``(n + i) // num_envs`` episodes: short episodes, which end first, are not favoured.
+    With a step budget every finished episode counts.
+    """
+
+    def __init__(self, budget: StepUnit, num_envs: int) -> None:
+        self.by_episodes = isinstance(budget, EnvironmentEpisodes)
+        self.quota = [(budget.num_steps + i) // num_envs for i in range(num_envs)]
+        self.counts = [0] * num_envs
+        self.rewards: list[float] = []
+        self.lengths: list[int] = []
+
+    def record(self, response: EnvResponse) -> bool:
+        """Take a step's finished episodes; true once every copy has run its share."""
+        for i in np.flatnonzero(response.terminated | response.truncated):
+            if self.by_episodes and self.counts[i] >= self.quota[i]:
+                continue
+            self.counts[i] += 1
+            self.rewards.append(float(response.episode_return[i]))
+            self.lengths.append(int(response.episode_length[i]))
+        return self.by_episodes and self.counts == self.quota
