@@ -1,13 +1,31 @@
 """Agents: the shared base and one algorithm per module."""
 
 from coach.agents.agent import Agent, AgentParameters, AlgorithmParameters
+from coach.agents.bootstrapped_dqn import BootstrappedDQNAgent, BootstrappedDQNAgentParameters
+from coach.agents.categorical_dqn import CategoricalDQNAgent, CategoricalDQNAgentParameters
+from coach.agents.ddqn import DDQNAgent, DDQNAgentParameters
 from coach.agents.dqn import DQNAgent, DQNAgentParameters, DQNAlgorithmParameters
+from coach.agents.n_step_q import NStepQAgent, NStepQAgentParameters
+from coach.agents.qr_dqn import QRDQNAgent, QRDQNAgentParameters
+from coach.agents.rainbow import RainbowAgent, RainbowAgentParameters
 
 __all__ = [
     "Agent",
     "AgentParameters",
     "AlgorithmParameters",
+    "BootstrappedDQNAgent",
+    "BootstrappedDQNAgentParameters",
+    "CategoricalDQNAgent",
+    "CategoricalDQNAgentParameters",
+    "DDQNAgent",
+    "DDQNAgentParameters",
     "DQNAgent",
     "DQNAgentParameters",
     "DQNAlgorithmParameters",
+    "NStepQAgent",
+    "NStepQAgentParameters",
+    "QRDQNAgent",
+    "QRDQNAgentParameters",
+    "RainbowAgent",
+    "RainbowAgentParameters",
 ]

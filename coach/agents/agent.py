@@ -123,7 +123,9 @@ class Agent:
         self.observation_space = self.input_filter.bind(observation_space)
         self.action_space = self.output_filter.bind(action_space)
         self.memory = (
-            params.memory.build(self.observation_space, self.action_space, self.rng)
+            params.memory.build(
+                self.observation_space, self.action_space, self.rng, self.memory_extras()
+            )
             if params.memory is not None
             else None
         )
@@ -168,6 +170,10 @@ class Agent:
 
     def after_training_round(self) -> None:
         """Called after each training round (target syncs and the like)."""
+
+    def memory_extras(self) -> dict[str, spaces.Space]:
+        """Further columns the memory keeps per transition (see `store`); none by default."""
+        return {}
 
     # -- the loop the level manager drives ---------------------------------------------------
 
@@ -246,6 +252,8 @@ class Agent:
             self.log.episode(
                 self.phase, float(response.episode_return[i]), int(response.episode_length[i])
             )
+        if self.exploration is not None:
+            self.exploration.episode_ended(done)
         if self.exploration is not None and self.phase is RunPhase.TRAIN:
             for tag, value in self.exploration.values().items():
                 self.log.scalar(f"Exploration/{tag}", value)

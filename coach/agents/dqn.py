@@ -3,6 +3,11 @@
 Q-learning with a replay memory and a target network: each gradient step regresses
 Q(s, a) towards r + discount * max_a' Q_target(s', a'), where the bootstrap term is dropped
 only for terminal transitions (a time-limit truncation still bootstraps).
+
+This module is also the base of the value-based family: ``n_step`` sums n rewards before
+bootstrapping (the memory then stores each transition's own discount), a prioritized memory
+gets its TD errors back and weighs the loss with its importance weights, and the variants
+override `bootstrap_values` (Double DQN), or `action_values` and `td_loss` (C51, QR-DQN).
 """
 
 from __future__ import annotations
@@ -10,15 +15,18 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
 import torch
 import torch.nn.functional as F
+from gymnasium import spaces
 
 from coach.agents.agent import Agent, AgentParameters, AlgorithmParameters
 from coach.core.step_units import EnvironmentSteps
-from coach.core.types import ActionInfo, Batch, Observation
+from coach.core.types import ActionInfo, Batch, EnvResponse, Observation
 from coach.errors import CoachError
 from coach.exploration.e_greedy import EGreedy, EGreedyParameters
 from coach.memories.experience_replay import ExperienceReplayParameters
+from coach.memories.n_step import NStepAccumulator
 from coach.networks.parameters import NetworkParameters
 
 LOSSES = ("huber", "mse")
@@ -36,6 +44,8 @@ class DQNAlgorithmParameters(AlgorithmParameters):
     """The TD loss: ``huber`` or ``mse``."""
     huber_delta: float = 1.0
     """Where the Huber loss turns from quadratic to linear."""
+    n_step: int = 1
+    """Rewards summed before bootstrapping (n-step returns)."""
 
 
 @dataclass(slots=True, kw_only=True)
@@ -44,10 +54,10 @@ class DQNAgentParameters(AgentParameters):
 
     algorithm: DQNAlgorithmParameters = field(default_factory=DQNAlgorithmParameters)
     """The algorithm's parameters."""
-    exploration: EGreedyParameters = field(default_factory=EGreedyParameters)
-    """Exploration."""
-    memory: ExperienceReplayParameters = field(default_factory=ExperienceReplayParameters)
-    """The replay memory."""
+    exploration: Any = field(default_factory=EGreedyParameters)
+    """Exploration (e-greedy by default; anything whose policy maps Q-values to actions)."""
+    memory: Any = field(default_factory=ExperienceReplayParameters)
+    """The replay memory (uniform, or prioritized)."""
     network_wrappers: dict[str, NetworkParameters] = field(
         default_factory=lambda: {"main": NetworkParameters(create_target_network=True)}
     )
@@ -58,7 +68,7 @@ class DQNAgentParameters(AgentParameters):
 
 
 class DQNAgent(Agent):
-    """Deep Q-Network: e-greedy acting on Q-values, TD learning from replay."""
+    """Deep Q-Network: acting on Q-values through the exploration policy, TD learning."""
 
     params: DQNAgentParameters
 
@@ -67,37 +77,108 @@ class DQNAgent(Agent):
             raise CoachError(f"unknown loss {params.algorithm.loss!r}; choose from {LOSSES}")
         super().__init__(params, *args, **kwargs)
         self.q_network = self.networks["main"]
-        if not isinstance(self.exploration, EGreedy):
-            raise CoachError("DQN acts with e-greedy exploration (EGreedyParameters)")
-        self.e_greedy = self.exploration
+        if self.exploration is None:
+            raise CoachError(f"{type(self).__name__} needs an exploration policy")
+        self.policy = self.exploration
         self.action_offset = int(getattr(self.action_space, "start", 0))
         self.target_syncs = 0
+        algorithm = params.algorithm
+        self.n_step = (
+            NStepAccumulator(algorithm.n_step, algorithm.discount, self.num_envs)
+            if algorithm.n_step > 1
+            else None
+        )
+        self.noisy = self.q_network.online.reset_noise(self.torch_generator)
+
+    @property
+    def e_greedy(self) -> EGreedy:
+        assert isinstance(self.exploration, EGreedy)
+        return self.exploration
+
+    def memory_extras(self) -> dict[str, spaces.Space]:
+        if self.params.algorithm.n_step > 1:  # each transition's own g^k
+            return {"discount": spaces.Box(0.0, 1.0, shape=(), dtype=np.float32)}
+        return {}
+
+    # -- acting -----------------------------------------------------------------------------
 
     def _tensors(self, observation: Observation) -> dict[str, torch.Tensor]:
         return {k: torch.as_tensor(v, device=self.device) for k, v in observation.items()}
 
+    def action_values(self, outputs: dict[str, torch.Tensor]) -> torch.Tensor:
+        """Q-values (B, A) from the network's outputs (the expectation, for distributions)."""
+        return outputs["q"]
+
     def choose_action(self, state: Observation) -> ActionInfo:
+        if self.noisy:
+            self.q_network.online.reset_noise(self.torch_generator)
         with torch.no_grad():
-            q_values = self.q_network(self._tensors(state))["q"].cpu().numpy()
-        action = self.e_greedy.get_action(q_values, self.phase)
+            q_values = self.action_values(self.q_network(self._tensors(state))).cpu().numpy()
+        action = self.policy.get_action(q_values, self.phase)
         return ActionInfo(action=action, action_values=q_values)
 
-    def learn_from_batch(self, batch: Batch) -> dict[str, float]:
+    # -- storing ----------------------------------------------------------------------------
+
+    def store(self, next_state: Observation, reward: np.ndarray, response: EnvResponse) -> None:
+        if self.n_step is None:
+            super().store(next_state, reward, response)
+            return
+        assert self.last_action is not None
+        ready = self.n_step.add(
+            self.state, self.last_action, reward, next_state, response.terminated,
+            response.truncated,
+        )  # fmt: skip
+        if ready is not None and self.memory is not None:
+            self.memory.store(**ready)
+
+    def reset(self, response: EnvResponse) -> None:
+        # Episodes are about to restart: the steps waiting for their n-step return leave now.
+        if self.n_step is not None and self.memory is not None:
+            ready = self.n_step.flush()
+            if ready is not None:
+                self.memory.store(**ready)
+        super().reset(response)
+
+    # -- learning ---------------------------------------------------------------------------
+
+    def bootstrap_values(self, next_states: dict[str, torch.Tensor]) -> torch.Tensor:
+        """max_a' Q_target(s', a'), shape (B,)."""
+        return self.action_values(self.q_network.target_predict(next_states)).max(dim=1).values
+
+    def td_loss(
+        self, b: Batch, actions: torch.Tensor, discount: torch.Tensor | float
+    ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """Per row (B,): the loss, the TD error's magnitude (for priorities), Q(s, a)."""
         algorithm = self.params.algorithm
-        b = batch.map(lambda a: torch.as_tensor(a, device=self.device))
-        actions = (b.actions - self.action_offset).long().unsqueeze(1)
-
-        q = self.q_network(b.states)["q"].gather(1, actions).squeeze(1)
-        next_q = self.q_network.target_predict(b.next_states)["q"].max(dim=1).values
-        not_terminal = 1.0 - b.terminated.float()
-        target = b.rewards + algorithm.discount * not_terminal * next_q
-
+        q = self.action_values(self.q_network(b.states)).gather(1, actions[:, None]).squeeze(1)
+        with torch.no_grad():
+            not_terminal = 1.0 - b.terminated.float()
+            target = b.rewards + discount * not_terminal * self.bootstrap_values(b.next_states)
         if algorithm.loss == "huber":
-            loss = F.huber_loss(q, target, delta=algorithm.huber_delta)
+            rows = F.huber_loss(q, target, delta=algorithm.huber_delta, reduction="none")
         else:
-            loss = F.mse_loss(q, target)
+            rows = F.mse_loss(q, target, reduction="none")
+        return rows, (q - target).detach().abs(), q.detach()
+
+    def learn_from_batch(self, batch: Batch) -> dict[str, float]:
+        b = batch.map(lambda a: torch.as_tensor(a, device=self.device))
+        if self.noisy:
+            self.q_network.online.reset_noise(self.torch_generator)
+            if self.q_network.target is not None:
+                self.q_network.target.reset_noise(self.torch_generator)
+        actions = (b.actions - self.action_offset).long()
+        discount = b.extras.get("discount", self.params.algorithm.discount)
+        rows, td_errors, q = self.td_loss(b, actions, discount)
+        loss = (rows * b.weights).mean() if b.weights is not None else rows.mean()
         self.q_network.train_step(loss)
-        return {"q_loss": loss.item(), "q_mean": q.detach().mean().item()}
+        update = getattr(self.memory, "update_priorities", None)
+        if update is not None and batch.indices is not None:
+            update(batch.indices, td_errors.cpu().numpy())
+        return {
+            "q_loss": loss.item(),
+            "q_mean": q.mean().item(),
+            "td_error": td_errors.mean().item(),
+        }
 
     def after_training_round(self) -> None:
         period = self.params.algorithm.num_steps_between_copying_online_weights_to_target
@@ -106,10 +187,18 @@ class DQNAgent(Agent):
             self.q_network.update_target()
             self.target_syncs = int(due)
 
+    # -- checkpoints ------------------------------------------------------------------------
+
     def state_dict(self, include_memory: bool = False) -> dict[str, Any]:
         state = super().state_dict(include_memory)
         state["counters"]["target_syncs"] = self.target_syncs
+        state["n_step"] = self.n_step.state_dict() if self.n_step is not None else None
         return state
+
+    def load_state_dict(self, state: dict[str, Any], episodes_in_flight: bool = True) -> None:
+        super().load_state_dict(state, episodes_in_flight)
+        if self.n_step is not None and state.get("n_step") is not None and episodes_in_flight:
+            self.n_step.load_state_dict(state["n_step"])
 
 
 __all__ = ["DQNAgent", "DQNAgentParameters", "DQNAlgorithmParameters"]

@@ -57,6 +57,9 @@ class ExplorationPolicy(ABC):
         """Current values of the policy's schedules, for logging."""
         return {}
 
+    def episode_ended(self, env_mask: np.ndarray) -> None:  # noqa: B027 - an optional hook
+        """The envs where ``env_mask`` is true start new episodes (per-episode choices)."""
+
     def state_dict(self) -> dict[str, Any]:
         return {"steps": self.steps}
 

@@ -2,5 +2,17 @@
 
 from coach.memories.experience_replay import ExperienceReplay, ExperienceReplayParameters
 from coach.memories.memory import Memory
+from coach.memories.n_step import NStepAccumulator
+from coach.memories.prioritized_experience_replay import (
+    PrioritizedExperienceReplay,
+    PrioritizedExperienceReplayParameters,
+)
 
-__all__ = ["ExperienceReplay", "ExperienceReplayParameters", "Memory"]
+__all__ = [
+    "ExperienceReplay",
+    "ExperienceReplayParameters",
+    "Memory",
+    "NStepAccumulator",
+    "PrioritizedExperienceReplay",
+    "PrioritizedExperienceReplayParameters",
+]

@@ -26,9 +26,14 @@ class ExperienceReplayParameters:
     """Capacity in transitions; the oldest are overwritten first."""
 
     def build(
-        self, observation_space: spaces.Dict, action_space: spaces.Space, rng: np.random.Generator
+        self,
+        observation_space: spaces.Dict,
+        action_space: spaces.Space,
+        rng: np.random.Generator,
+        extra_spaces: dict[str, spaces.Space] | None = None,
     ) -> ExperienceReplay:
-        return ExperienceReplay(self.max_size, observation_space, action_space, rng)
+        """The memory, for an agent's spaces (and its extra columns), sampling with ``rng``."""
+        return ExperienceReplay(self.max_size, observation_space, action_space, rng, extra_spaces)
 
 
 def _column(capacity: int, space: spaces.Space) -> np.ndarray:
@@ -45,6 +50,8 @@ class ExperienceReplay(Memory):
         observation_space: The agent's (filtered) observation space, a ``spaces.Dict``.
         action_space: The agent's action space.
         rng: The generator the samples are drawn with.
+        extra_spaces: Further per-transition columns an agent keeps (an n-step discount,
+            bootstrap masks), by name; they come back in ``Batch.extras``.
     """
 
     def __init__(
@@ -53,6 +60,7 @@ class ExperienceReplay(Memory):
         observation_space: spaces.Dict,
         action_space: spaces.Space,
         rng: np.random.Generator,
+        extra_spaces: dict[str, spaces.Space] | None = None,
     ) -> None:
         if capacity < 1:
             raise CoachError(f"a replay memory needs a capacity >= 1, got {capacity}")
@@ -64,6 +72,7 @@ class ExperienceReplay(Memory):
         self.rewards = np.zeros(capacity, dtype=np.float32)
         self.terminated = np.zeros(capacity, dtype=bool)
         self.truncated = np.zeros(capacity, dtype=bool)
+        self.extras = {k: _column(capacity, s) for k, s in (extra_spaces or {}).items()}
         self._position = 0
         self._size = 0
 
@@ -84,6 +93,7 @@ class ExperienceReplay(Memory):
         next_state: dict[str, np.ndarray],
         terminated: np.ndarray,
         truncated: np.ndarray,
+        extras: dict[str, np.ndarray] | None = None,
     ) -> None:
         count = len(reward)
         if count > self.capacity:
@@ -96,6 +106,14 @@ class ExperienceReplay(Memory):
         self.rewards[where] = reward
         self.terminated[where] = terminated
         self.truncated[where] = truncated
+        if self.extras:
+            if extras is None or set(extras) != set(self.extras):
+                raise CoachError(
+                    f"this memory stores the columns {sorted(self.extras)} with each step, "
+                    f"got {sorted(extras or {})}"
+                )
+            for key, column in self.extras.items():
+                column[where] = extras[key]
         self._position = (self._position + count) % self.capacity
         if self._size < self.capacity:
             self._size = min(self._size + count, self.capacity)
@@ -103,6 +121,8 @@ class ExperienceReplay(Memory):
     def sample(self, batch_size: int) -> Batch:
         if self._size == 0:
             raise CoachError("cannot sample from an empty replay memory")
+        if batch_size < 1:
+            raise CoachError(f"a batch needs at least one transition, got {batch_size}")
         indices = self.rng.integers(0, self._size, size=batch_size)
         return self.get(indices)
 
@@ -116,13 +136,8 @@ class ExperienceReplay(Memory):
             terminated=self.terminated[indices],
             truncated=self.truncated[indices],
             indices=indices,
+            extras={k: v[indices] for k, v in self.extras.items()},
         )
-
-    def _oldest_first(self) -> np.ndarray:
-        """Positions of the stored rows, oldest first."""
-        if self._size < self.capacity:
-            return np.arange(self._size)
-        return (self._position + np.arange(self.capacity)) % self.capacity
 
     def state_dict(self) -> dict[str, Any]:
         """The stored rows as they lie in the buffer, with the write position."""
@@ -137,6 +152,7 @@ class ExperienceReplay(Memory):
             "rewards": self.rewards[:size].copy(),
             "terminated": self.terminated[:size].copy(),
             "truncated": self.truncated[:size].copy(),
+            "extras": {k: v[:size].copy() for k, v in self.extras.items()},
         }
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
@@ -162,5 +178,7 @@ class ExperienceReplay(Memory):
                 column[:size] = state[name][key][order]
         for name in ("actions", "rewards", "terminated", "truncated"):
             getattr(self, name)[:size] = state[name][order]
+        for key, column in self.extras.items():
+            column[:size] = state["extras"][key][order]
         self._position = position
         self._size = size

@@ -22,6 +22,7 @@ class Memory(ABC):
         next_state: dict[str, np.ndarray],
         terminated: np.ndarray,
         truncated: np.ndarray,
+        extras: dict[str, np.ndarray] | None = None,
     ) -> None:
         """Store one step of every env: each argument is batched, leading axis (B,)."""
 

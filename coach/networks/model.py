@@ -15,12 +15,8 @@ from gymnasium import spaces
 from torch import nn
 
 from coach.errors import CoachError
-from coach.networks.parameters import (
-    HeadParameters,
-    InputEmbedderParameters,
-    NetworkParameters,
-    QHeadParameters,
-)
+from coach.networks.heads import NoisyLinear
+from coach.networks.parameters import InputEmbedderParameters, NetworkParameters
 
 ACTIVATIONS: dict[str, type[nn.Module]] = {
     "relu": nn.ReLU,
@@ -62,15 +58,6 @@ class VectorEmbedder(nn.Module):
         return self.layers(x)
 
 
-def build_head(params: HeadParameters, in_features: int, action_space: spaces.Space) -> nn.Module:
-    """The torch layer for a head."""
-    if isinstance(params, QHeadParameters):
-        if not isinstance(action_space, spaces.Discrete):
-            raise CoachError(f"a Q head needs a Discrete action space, got {action_space}")
-        return nn.Linear(in_features, int(action_space.n))
-    raise CoachError(f"no head for {type(params).__name__}")
-
-
 class Model(nn.Module):
     """Embedders keyed by observation name, a middleware MLP and named heads."""
 
@@ -97,7 +84,14 @@ class Model(nn.Module):
         width = sum(e.out_features for e in self.embedders.values())  # type: ignore[misc]
         self.middleware, width = mlp(width, params.middleware.scheme, params.middleware.activation)
         self.head_names = [h.name for h in params.heads]
-        self.heads = nn.ModuleList(build_head(h, width, action_space) for h in params.heads)
+        self.heads = nn.ModuleList(h.build(width, action_space) for h in params.heads)
+
+    def reset_noise(self, generator: torch.Generator | None) -> bool:
+        """Draw new noise in every noisy layer; whether there was any."""
+        noisy = [m for m in self.modules() if isinstance(m, NoisyLinear)]
+        for layer in noisy:
+            layer.reset_noise(generator)
+        return bool(noisy)
 
     def forward(self, inputs: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
         embedded = [self.embedders[key](inputs[key]) for key in self.input_keys]
@@ -113,7 +107,12 @@ def initialize(module: nn.Module, generator: torch.Generator) -> None:
     initial weights depend on the run's seed alone.
     """
     for layer in module.modules():
-        if isinstance(layer, nn.Linear):
+        if isinstance(layer, NoisyLinear):
+            bound = 1.0 / math.sqrt(layer.in_features)
+            nn.init.uniform_(layer.weight_mu, -bound, bound, generator=generator)
+            nn.init.uniform_(layer.bias_mu, -bound, bound, generator=generator)
+            layer.reset_noise(generator)
+        elif isinstance(layer, nn.Linear):
             nn.init.kaiming_uniform_(layer.weight, a=math.sqrt(5), generator=generator)
             bound = 1.0 / math.sqrt(layer.in_features)
             nn.init.uniform_(layer.bias, -bound, bound, generator=generator)

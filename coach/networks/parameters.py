@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from coach.networks.heads import HeadParameters, QHeadParameters
+
 
 @dataclass(slots=True, kw_only=True)
 class InputEmbedderParameters:
@@ -25,22 +27,6 @@ class MiddlewareParameters:
     """Hidden layer sizes."""
     activation: str = "relu"
     """Activation after each layer."""
-
-
-@dataclass(slots=True, kw_only=True)
-class HeadParameters:
-    """An output head on top of the middleware."""
-
-    name: str = "head"
-    """The name the head's output is returned under."""
-
-
-@dataclass(slots=True, kw_only=True)
-class QHeadParameters(HeadParameters):
-    """One state-action value per discrete action."""
-
-    name: str = "q"
-    """The name the head's output is returned under."""
 
 
 @dataclass(slots=True, kw_only=True)

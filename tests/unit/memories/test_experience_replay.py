@@ -242,7 +242,6 @@ def test_a_full_memory_restored_into_a_larger_one_keeps_only_stored_rows() -> No
     larger.load_state_dict(small.state_dict())
     _store(larger, [9])
     assert len(larger) == 5
-    # Today: row 1 (id 2) is overwritten and the never-written row 4 (all zeros) is counted.
     assert sorted(_ids(larger.get(np.arange(len(larger))))) == [2, 3, 4, 5, 9]
 
 

@@ -1,0 +1,111 @@
+"""Bootstrapped DQN (Osband et al., 2016, "Deep Exploration via Bootstrapped DQN").
+
+K Q heads share a torso. Each stored transition carries a bootstrap mask, one Bernoulli(p)
+draw per head, and head k learns only from the transitions its mask includes, so the heads
+become a posterior-like ensemble. Acting follows one head per episode (or the UCB of the
+ensemble); evaluation acts on the ensemble's mean.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+from gymnasium import spaces
+
+from coach.agents.dqn import DQNAgent, DQNAgentParameters, DQNAlgorithmParameters
+from coach.core.types import ActionInfo, Batch, EnvResponse, Observation
+from coach.errors import CoachError
+from coach.exploration.ensemble import BootstrappedParameters
+from coach.networks.heads import BootstrappedQHeadParameters
+from coach.networks.parameters import NetworkParameters
+
+
+@dataclass(slots=True, kw_only=True)
+class BootstrappedDQNAlgorithmParameters(DQNAlgorithmParameters):
+    """Bootstrapped DQN's algorithm parameters."""
+
+    bootstrap_probability: float = 0.5
+    """The chance that a head learns from a given transition."""
+
+
+@dataclass(slots=True, kw_only=True)
+class BootstrappedDQNAgentParameters(DQNAgentParameters):
+    """A Bootstrapped DQN agent."""
+
+    algorithm: BootstrappedDQNAlgorithmParameters = field(
+        default_factory=BootstrappedDQNAlgorithmParameters
+    )
+    """The algorithm's parameters."""
+    exploration: Any = field(default_factory=BootstrappedParameters)
+    """A head per episode (`BootstrappedParameters`) or `UCBParameters`."""
+    network_wrappers: dict[str, NetworkParameters] = field(
+        default_factory=lambda: {
+            "main": NetworkParameters(
+                heads=[BootstrappedQHeadParameters()], create_target_network=True
+            )
+        }
+    )
+    """The Q network (``main``) with a `BootstrappedQHeadParameters` head."""
+
+    def agent_class(self) -> type[BootstrappedDQNAgent]:
+        return BootstrappedDQNAgent
+
+
+class BootstrappedDQNAgent(DQNAgent):
+    """DQN with K masked Q heads."""
+
+    params: BootstrappedDQNAgentParameters
+
+    def __init__(self, params: BootstrappedDQNAgentParameters, *args: Any, **kwargs: Any) -> None:
+        head = params.network_wrappers["main"].heads[0]
+        if not isinstance(head, BootstrappedQHeadParameters):
+            raise CoachError(f"{type(self).__name__} needs a BootstrappedQHeadParameters head")
+        if params.algorithm.n_step > 1:
+            raise CoachError("Bootstrapped DQN stores one-step transitions (n_step = 1)")
+        self.num_heads = head.num_heads
+        super().__init__(params, *args, **kwargs)
+
+    def memory_extras(self) -> dict[str, spaces.Space]:
+        return {"mask": spaces.Box(0.0, 1.0, shape=(self.num_heads,), dtype=np.float32)}
+
+    def action_values(self, outputs: dict[str, torch.Tensor]) -> torch.Tensor:
+        """The ensemble's mean Q-values (B, A)."""
+        return outputs["q"].mean(dim=1)
+
+    def choose_action(self, state: Observation) -> ActionInfo:
+        with torch.no_grad():
+            heads = self.q_network(self._tensors(state))["q"].cpu().numpy()  # (B, K, A)
+        action = self.policy.get_action(heads, self.phase)
+        return ActionInfo(action=action, action_values=heads.mean(axis=1))
+
+    def store(self, next_state: Observation, reward: np.ndarray, response: EnvResponse) -> None:
+        if self.memory is None:
+            return
+        p = self.params.algorithm.bootstrap_probability
+        masks = (self.rng.random((len(reward), self.num_heads)) < p).astype(np.float32)
+        self.memory.store(
+            self.state, self.last_action, reward, next_state, response.terminated,
+            response.truncated, extras={"mask": masks},
+        )  # fmt: skip
+
+    def td_loss(
+        self, b: Batch, actions: torch.Tensor, discount: torch.Tensor | float
+    ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        algorithm = self.params.algorithm
+        heads = self.q_network(b.states)["q"]  # (B, K, A)
+        index = actions[:, None, None].expand(-1, self.num_heads, 1)
+        q = heads.gather(2, index).squeeze(2)  # (B, K)
+        with torch.no_grad():
+            next_q = self.q_network.target_predict(b.next_states)["q"].max(dim=2).values
+            not_terminal = 1.0 - b.terminated.float()
+            target = b.rewards[:, None] + (discount * not_terminal)[:, None] * next_q
+        per_head = F.huber_loss(q, target, delta=algorithm.huber_delta, reduction="none")
+        mask = b.extras["mask"]
+        # Each head learns from its own bootstrap sample: the masked mean over heads.
+        rows = (per_head * mask).sum(dim=1) / mask.sum(dim=1).clamp(min=1.0)
+        td = ((q - target).abs() * mask).sum(dim=1) / mask.sum(dim=1).clamp(min=1.0)
+        return rows, td.detach(), q.detach().mean(dim=1)

@@ -1,0 +1,37 @@
+"""N-step Q-learning: DQN whose targets sum n rewards before they bootstrap.
+
+The n-step transitions are built before they reach the memory (see
+`coach.memories.n_step`), so a replayed row carries its own return and discount g^k, correct
+across terminations and truncations inside the window (Sutton and Barto, 2018, ch. 7).
+Double Q-learning is on by default, as most n-step learners use it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from coach.agents.ddqn import DDQNAgent
+from coach.agents.dqn import DQNAgentParameters, DQNAlgorithmParameters
+
+
+@dataclass(slots=True, kw_only=True)
+class NStepQAlgorithmParameters(DQNAlgorithmParameters):
+    """DQN's algorithm parameters with n-step returns."""
+
+    n_step: int = 3
+    """Rewards summed before bootstrapping."""
+
+
+@dataclass(slots=True, kw_only=True)
+class NStepQAgentParameters(DQNAgentParameters):
+    """An n-step double Q-learning agent."""
+
+    algorithm: NStepQAlgorithmParameters = field(default_factory=NStepQAlgorithmParameters)
+    """The algorithm's parameters."""
+
+    def agent_class(self) -> type[NStepQAgent]:
+        return NStepQAgent
+
+
+class NStepQAgent(DDQNAgent):
+    """Double DQN on n-step returns."""

@@ -1,0 +1,96 @@
+"""QR-DQN (Dabney et al., 2018, "Distributional RL with Quantile Regression").
+
+The network gives each action ``N`` quantiles of its return at the midpoints
+tau_i = (2i + 1) / 2N; they are fitted to the target quantiles r + g theta_j(s', a*) with the
+quantile Huber loss.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import torch
+
+from coach.agents.dqn import DQNAgent, DQNAgentParameters, DQNAlgorithmParameters
+from coach.core.types import Batch
+from coach.errors import CoachError
+from coach.networks.heads import QuantileQHeadParameters
+from coach.networks.parameters import NetworkParameters
+
+
+def quantile_huber_loss(
+    quantiles: torch.Tensor, targets: torch.Tensor, taus: torch.Tensor, kappa: float = 1.0
+) -> torch.Tensor:
+    """The quantile Huber loss of each row.
+
+    Args:
+        quantiles: (B, N) predicted quantiles theta_i at ``taus``.
+        targets: (B, M) target samples.
+        taus: (N,) quantile levels.
+        kappa: Where the Huber loss turns linear.
+
+    Returns:
+        (B,): sum over i of the mean over j of |tau_i - 1{u_ij < 0}| * Huber_kappa(u_ij) / kappa,
+        with u_ij = target_j - theta_i.
+    """
+    u = targets[:, None, :] - quantiles[:, :, None]  # (B, N, M)
+    abs_u = u.abs()
+    huber = torch.where(abs_u <= kappa, 0.5 * u.pow(2), kappa * (abs_u - 0.5 * kappa))
+    weight = (taus[None, :, None] - (u.detach() < 0).float()).abs()
+    return (weight * huber / kappa).mean(dim=2).sum(dim=1)
+
+
+@dataclass(slots=True, kw_only=True)
+class QRDQNAlgorithmParameters(DQNAlgorithmParameters):
+    """QR-DQN's algorithm parameters."""
+
+    huber_delta: float = 1.0
+    """kappa of the quantile Huber loss."""
+
+
+@dataclass(slots=True, kw_only=True)
+class QRDQNAgentParameters(DQNAgentParameters):
+    """A QR-DQN agent: a quantile head, the quantile Huber loss."""
+
+    algorithm: QRDQNAlgorithmParameters = field(default_factory=QRDQNAlgorithmParameters)
+    """The algorithm's parameters."""
+    network_wrappers: dict[str, NetworkParameters] = field(
+        default_factory=lambda: {
+            "main": NetworkParameters(heads=[QuantileQHeadParameters()], create_target_network=True)
+        }
+    )
+    """The quantile network (``main``), with a `QuantileQHeadParameters` head."""
+
+    def agent_class(self) -> type[QRDQNAgent]:
+        return QRDQNAgent
+
+
+class QRDQNAgent(DQNAgent):
+    """QR-DQN: Q-values are the means of per-action quantiles."""
+
+    params: QRDQNAgentParameters
+
+    def __init__(self, params: QRDQNAgentParameters, *args: Any, **kwargs: Any) -> None:
+        head = params.network_wrappers["main"].heads[0]
+        if not isinstance(head, QuantileQHeadParameters):
+            raise CoachError(f"{type(self).__name__} needs a QuantileQHeadParameters head")
+        super().__init__(params, *args, **kwargs)
+        n = head.num_quantiles
+        self.taus = (2 * torch.arange(n, device=self.device, dtype=torch.float32) + 1) / (2 * n)
+
+    def action_values(self, outputs: dict[str, torch.Tensor]) -> torch.Tensor:
+        return outputs["q"].mean(-1)
+
+    def td_loss(
+        self, b: Batch, actions: torch.Tensor, discount: torch.Tensor | float
+    ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        rows = torch.arange(len(actions), device=self.device)
+        quantiles = self.q_network(b.states)["q"][rows, actions]  # (B, N)
+        with torch.no_grad():
+            next_q = self.q_network.target_predict(b.next_states)["q"]  # (B, A, N)
+            best = next_q.mean(-1).argmax(dim=1)
+            discounts = discount * (1.0 - b.terminated.float())
+            targets = b.rewards[:, None] + discounts[:, None] * next_q[rows, best]
+        loss = quantile_huber_loss(quantiles, targets, self.taus, self.params.algorithm.huber_delta)
+        return loss, loss.detach(), quantiles.detach().mean(-1)

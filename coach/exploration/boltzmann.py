@@ -1,0 +1,76 @@
+"""Boltzmann (softmax) exploration over discrete actions.
+
+Actions are drawn with probabilities softmax(Q / temperature): close values are tried about
+equally, clearly worse ones rarely. The temperature follows a schedule of the training env
+steps; evaluation is greedy.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+from gymnasium import spaces
+
+from coach.core.run_phase import RunPhase
+from coach.errors import CoachError
+from coach.exploration.exploration_policy import ExplorationPolicy
+from coach.schedules import LinearSchedule, Schedule
+
+
+@dataclass(slots=True, kw_only=True)
+class BoltzmannParameters:
+    """Softmax exploration with a scheduled temperature."""
+
+    temperature_schedule: Schedule = field(
+        default_factory=lambda: LinearSchedule(1.0, 0.01, 50_000)
+    )
+    """The temperature as a function of the environment steps taken in training."""
+
+    def build(self, action_space: spaces.Space, rng: np.random.Generator) -> Boltzmann:
+        return Boltzmann(action_space, rng, self.temperature_schedule)
+
+
+class Boltzmann(ExplorationPolicy):
+    """Draws each env's action from softmax(values / temperature).
+
+    Args:
+        action_space: A ``spaces.Discrete`` action space.
+        rng: Generator of the draws.
+        temperature_schedule: Temperature after a number of training env steps (> 0).
+    """
+
+    def __init__(
+        self, action_space: spaces.Space, rng: np.random.Generator, temperature_schedule: Schedule
+    ) -> None:
+        if not isinstance(action_space, spaces.Discrete):
+            raise CoachError(
+                f"Boltzmann exploration needs a Discrete action space, got {action_space}"
+            )
+        super().__init__(action_space, rng)
+        self.start = int(action_space.start)
+        self.temperature_schedule = temperature_schedule
+
+    @property
+    def temperature(self) -> float:
+        return max(self.temperature_schedule.value(self.steps), 1e-8)
+
+    def probabilities(self, action_values: np.ndarray) -> np.ndarray:
+        """softmax(values / temperature) per row, computed stably."""
+        logits = action_values / self.temperature
+        logits = logits - logits.max(axis=1, keepdims=True)
+        weights = np.exp(logits)
+        return weights / weights.sum(axis=1, keepdims=True)
+
+    def get_action(self, action_values: np.ndarray, phase: RunPhase) -> np.ndarray:
+        if phase is RunPhase.EVALUATE:
+            return action_values.argmax(axis=1) + self.start
+        self.steps += len(action_values)
+        cumulative = self.probabilities(action_values).cumsum(axis=1)
+        draws = self.rng.random((len(action_values), 1))
+        # The first action whose cumulative probability passes the draw (inverse CDF).
+        actions = (draws > cumulative).sum(axis=1)
+        return np.minimum(actions, action_values.shape[1] - 1) + self.start
+
+    def values(self) -> dict[str, float]:
+        return {"temperature": self.temperature}

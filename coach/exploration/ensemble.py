@@ -1,0 +1,103 @@
+"""Exploration with an ensemble of Q heads: bootstrapped heads and UCB.
+
+Both take the values of every head, shape (B, heads, A).
+
+- `Bootstrapped` (Osband et al., 2016, "Deep Exploration via Bootstrapped DQN"): each env
+  follows one head, drawn at random for each episode, greedily; deep exploration comes from
+  the heads disagreeing. Evaluation acts on the ensemble's mean.
+- `UCB` (Chen et al., 2017, "UCB Exploration via Q-Ensembles"): the action maximizing
+  mean + c * std over the heads. Evaluation acts on the mean.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from gymnasium import spaces
+
+from coach.core.run_phase import RunPhase
+from coach.errors import CoachError
+from coach.exploration.exploration_policy import ExplorationPolicy, uniform_integers
+
+
+def _check(action_space: spaces.Space, name: str) -> int:
+    if not isinstance(action_space, spaces.Discrete):
+        raise CoachError(f"{name} exploration needs a Discrete action space, got {action_space}")
+    return int(action_space.start)
+
+
+@dataclass(slots=True, kw_only=True)
+class BootstrappedParameters:
+    """One head per episode, followed greedily."""
+
+    num_heads: int = 10
+    """How many heads there are to choose from (the network's)."""
+
+    def build(self, action_space: spaces.Space, rng: np.random.Generator) -> Bootstrapped:
+        return Bootstrapped(action_space, rng, self.num_heads)
+
+
+class Bootstrapped(ExplorationPolicy):
+    """Greedy on a head drawn per env and per episode; the ensemble mean in evaluation."""
+
+    def __init__(
+        self, action_space: spaces.Space, rng: np.random.Generator, num_heads: int
+    ) -> None:
+        self.start = _check(action_space, "Bootstrapped")
+        super().__init__(action_space, rng)
+        self.num_heads = num_heads
+        self.heads = np.zeros(0, dtype=np.int64)
+
+    def get_action(self, action_values: np.ndarray, phase: RunPhase) -> np.ndarray:
+        if action_values.ndim != 3 or action_values.shape[1] != self.num_heads:
+            raise CoachError(
+                f"bootstrapped exploration takes values of shape (B, {self.num_heads}, A), "
+                f"got {action_values.shape}"
+            )
+        if phase is RunPhase.EVALUATE:
+            return action_values.mean(axis=1).argmax(axis=1) + self.start
+        count = len(action_values)
+        if len(self.heads) != count:
+            self.heads = uniform_integers(self.rng, self.num_heads, count)
+        self.steps += count
+        return action_values[np.arange(count), self.heads].argmax(axis=1) + self.start
+
+    def episode_ended(self, env_mask: np.ndarray) -> None:
+        if len(self.heads) == len(env_mask) and env_mask.any():
+            self.heads[env_mask] = uniform_integers(self.rng, self.num_heads, int(env_mask.sum()))
+
+    def state_dict(self) -> dict[str, Any]:
+        return {"steps": self.steps, "heads": self.heads.copy()}
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        self.steps = int(state["steps"])
+        self.heads = np.asarray(state["heads"], dtype=np.int64)
+
+
+@dataclass(slots=True, kw_only=True)
+class UCBParameters:
+    """The action with the highest mean + c * std over the heads."""
+
+    c: float = 1.0
+    """Weight of the heads' disagreement."""
+
+    def build(self, action_space: spaces.Space, rng: np.random.Generator) -> UCB:
+        return UCB(action_space, rng, self.c)
+
+
+class UCB(ExplorationPolicy):
+    """Upper confidence bound over an ensemble of Q heads."""
+
+    def __init__(self, action_space: spaces.Space, rng: np.random.Generator, c: float) -> None:
+        self.start = _check(action_space, "UCB")
+        super().__init__(action_space, rng)
+        self.c = c
+
+    def get_action(self, action_values: np.ndarray, phase: RunPhase) -> np.ndarray:
+        mean = action_values.mean(axis=1)
+        if phase is RunPhase.EVALUATE:
+            return mean.argmax(axis=1) + self.start
+        self.steps += len(action_values)
+        return (mean + self.c * action_values.std(axis=1)).argmax(axis=1) + self.start

@@ -1,0 +1,181 @@
+"""Output heads: what a network answers for each action.
+
+Every head is described by a parameters dataclass whose ``build`` makes the torch module;
+the network calls it on the middleware's features. Value heads for discrete actions:
+
+- `QHeadParameters`: one value per action (Mnih et al., 2015).
+- ``dueling=True`` on any of them: a state value and centred advantages (Wang et al., 2016).
+- `CategoricalQHeadParameters`: a distribution over ``num_atoms`` fixed returns per action,
+  C51 (Bellemare et al., 2017).
+- `QuantileQHeadParameters`: ``num_quantiles`` quantiles of the return per action, QR-DQN
+  (Dabney et al., 2018).
+- `BootstrappedQHeadParameters`: ``num_heads`` independent Q heads (Osband et al., 2016).
+
+``noisy=True`` makes a head's layers `NoisyLinear` (Fortunato et al., 2018).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import torch
+from gymnasium import spaces
+from torch import nn
+
+from coach.errors import CoachError
+
+
+class NoisyLinear(nn.Module):
+    """A linear layer with learned, factorized Gaussian noise on its weights and biases.
+
+    The noise is drawn by `reset_noise` (from a given generator, so runs stay seeded); in
+    ``eval()`` mode the layer uses its mean weights.
+    """
+
+    def __init__(self, in_features: int, out_features: int, sigma0: float = 0.5) -> None:
+        super().__init__()
+        self.in_features, self.out_features = in_features, out_features
+        bound = 1.0 / math.sqrt(in_features)
+        self.weight_mu = nn.Parameter(
+            torch.empty(out_features, in_features).uniform_(-bound, bound)
+        )
+        self.bias_mu = nn.Parameter(torch.empty(out_features).uniform_(-bound, bound))
+        self.weight_sigma = nn.Parameter(torch.full((out_features, in_features), sigma0 * bound))
+        self.bias_sigma = nn.Parameter(torch.full((out_features,), sigma0 * bound))
+        self.weight_epsilon: torch.Tensor
+        self.bias_epsilon: torch.Tensor
+        self.register_buffer("weight_epsilon", torch.zeros(out_features, in_features))
+        self.register_buffer("bias_epsilon", torch.zeros(out_features))
+
+    @staticmethod
+    def _scaled(size: int, generator: torch.Generator | None) -> torch.Tensor:
+        x = torch.randn(size, generator=generator)
+        return x.sign() * x.abs().sqrt()
+
+    def reset_noise(self, generator: torch.Generator | None = None) -> None:
+        e_in = self._scaled(self.in_features, generator)
+        e_out = self._scaled(self.out_features, generator)
+        self.weight_epsilon.copy_(torch.outer(e_out, e_in))
+        self.bias_epsilon.copy_(e_out)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        if not self.training:
+            return nn.functional.linear(x, self.weight_mu, self.bias_mu)
+        weight = self.weight_mu + self.weight_sigma * self.weight_epsilon
+        bias = self.bias_mu + self.bias_sigma * self.bias_epsilon
+        return nn.functional.linear(x, weight, bias)
+
+
+def linear(in_features: int, out_features: int, noisy: bool) -> nn.Module:
+    return NoisyLinear(in_features, out_features) if noisy else nn.Linear(in_features, out_features)
+
+
+def _num_actions(action_space: spaces.Space, head: str) -> int:
+    if not isinstance(action_space, spaces.Discrete):
+        raise CoachError(f"a {head} head needs a Discrete action space, got {action_space}")
+    return int(action_space.n)
+
+
+class ValueHead(nn.Module):
+    """``outputs`` numbers per action, optionally split into value and centred advantages.
+
+    Returns shape (B, A) for ``outputs == 1``, else (B, A, outputs).
+    """
+
+    def __init__(self, in_features: int, actions: int, outputs: int, dueling: bool, noisy: bool):
+        super().__init__()
+        self.actions, self.outputs, self.dueling = actions, outputs, dueling
+        self.advantage = linear(in_features, actions * outputs, noisy)
+        self.value = linear(in_features, outputs, noisy) if dueling else None
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        out = self.advantage(x).view(-1, self.actions, self.outputs)
+        if self.value is not None:
+            value = self.value(x).view(-1, 1, self.outputs)
+            out = value + out - out.mean(dim=1, keepdim=True)
+        return out.squeeze(-1) if self.outputs == 1 else out
+
+
+@dataclass(slots=True, kw_only=True)
+class HeadParameters:
+    """An output head on top of the middleware."""
+
+    name: str = "head"
+    """The name the head's output is returned under."""
+
+    def build(self, in_features: int, action_space: spaces.Space) -> nn.Module:
+        raise CoachError(f"no head for {type(self).__name__}")
+
+
+@dataclass(slots=True, kw_only=True)
+class QHeadParameters(HeadParameters):
+    """One state-action value per discrete action: output (B, A)."""
+
+    name: str = "q"
+    """The name the head's output is returned under."""
+    dueling: bool = False
+    """Split into a state value and advantages centred on their mean."""
+    noisy: bool = False
+    """Noisy linear layers (parameter-space exploration)."""
+
+    def build(self, in_features: int, action_space: spaces.Space) -> nn.Module:
+        actions = _num_actions(action_space, "Q")
+        if not (self.dueling or self.noisy):
+            return nn.Linear(in_features, actions)
+        return ValueHead(in_features, actions, 1, self.dueling, self.noisy)
+
+
+@dataclass(slots=True, kw_only=True)
+class CategoricalQHeadParameters(QHeadParameters):
+    """Logits of a return distribution on fixed atoms per action: output (B, A, atoms)."""
+
+    num_atoms: int = 51
+    """Number of atoms, evenly spaced from ``v_min`` to ``v_max``."""
+    v_min: float = -10.0
+    """The smallest representable return."""
+    v_max: float = 10.0
+    """The largest representable return."""
+
+    def build(self, in_features: int, action_space: spaces.Space) -> nn.Module:
+        if self.num_atoms < 2 or self.v_max <= self.v_min:
+            raise CoachError("a categorical head needs num_atoms >= 2 and v_max > v_min")
+        actions = _num_actions(action_space, "categorical Q")
+        return ValueHead(in_features, actions, self.num_atoms, self.dueling, self.noisy)
+
+
+@dataclass(slots=True, kw_only=True)
+class QuantileQHeadParameters(QHeadParameters):
+    """Quantiles of the return per action: output (B, A, quantiles)."""
+
+    num_quantiles: int = 200
+    """Number of quantiles, at the midpoints (2i + 1) / 2N."""
+
+    def build(self, in_features: int, action_space: spaces.Space) -> nn.Module:
+        actions = _num_actions(action_space, "quantile Q")
+        return ValueHead(in_features, actions, self.num_quantiles, self.dueling, self.noisy)
+
+
+class BootstrappedHeads(nn.Module):
+    """``num_heads`` Q heads on shared features: output (B, heads, A)."""
+
+    def __init__(self, in_features: int, actions: int, num_heads: int, dueling: bool, noisy: bool):
+        super().__init__()
+        self.heads = nn.ModuleList(
+            ValueHead(in_features, actions, 1, dueling, noisy) for _ in range(num_heads)
+        )
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return torch.stack([head(x) for head in self.heads], dim=1)
+
+
+@dataclass(slots=True, kw_only=True)
+class BootstrappedQHeadParameters(QHeadParameters):
+    """Several Q heads trained on different bootstrap masks: output (B, heads, A)."""
+
+    num_heads: int = 10
+    """Number of Q heads."""
+
+    def build(self, in_features: int, action_space: spaces.Space) -> nn.Module:
+        actions = _num_actions(action_space, "bootstrapped Q")
+        return BootstrappedHeads(in_features, actions, self.num_heads, self.dueling, self.noisy)

@@ -1,0 +1,120 @@
+"""The value-based family: determinism per agent, Double DQN's bootstrap, bootstrap masks."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+from gymnasium import spaces
+
+from coach.agents.bootstrapped_dqn import BootstrappedDQNAgent, BootstrappedDQNAgentParameters
+from coach.agents.categorical_dqn import CategoricalDQNAgentParameters
+from coach.agents.ddqn import DDQNAgent, DDQNAgentParameters
+from coach.agents.dqn import DQNAgent, DQNAgentParameters
+from coach.agents.n_step_q import NStepQAgentParameters
+from coach.agents.qr_dqn import QRDQNAgentParameters
+from coach.agents.rainbow import RainbowAgentParameters
+from coach.core.run_phase import RunPhase
+from coach.core.types import Batch, EnvResponse
+from coach.networks.heads import QHeadParameters
+
+OBSERVATION = spaces.Dict({"observation": spaces.Box(-1.0, 1.0, (4,), np.float32)})
+ACTIONS = spaces.Discrete(2)
+FAMILY = [
+    DQNAgentParameters,
+    DDQNAgentParameters,
+    NStepQAgentParameters,
+    CategoricalDQNAgentParameters,
+    QRDQNAgentParameters,
+    RainbowAgentParameters,
+    BootstrappedDQNAgentParameters,
+]
+
+
+def build(params_class: type, seed: int, num_envs: int = 2) -> DQNAgent:
+    params = params_class()
+    params.memory.max_size = 500
+    params.network_wrappers["main"].middleware.scheme = [16]
+    return params.agent_class()(params, OBSERVATION, ACTIONS, num_envs, seed=seed)  # type: ignore[no-any-return]
+
+
+def drive(agent: DQNAgent, steps: int) -> list[float]:
+    """Act, observe a scripted environment, train: the agent's own numbers only."""
+    rng = np.random.default_rng(123)
+    observation = {"observation": rng.uniform(-1, 1, (2, 4)).astype(np.float32)}
+    zeros = np.zeros(2)
+    agent.reset(
+        EnvResponse(observation, zeros.astype(np.float32), zeros > 0, zeros > 0, observation,
+                    zeros, zeros.astype(np.int64))
+    )  # fmt: skip
+    losses = []
+    for t in range(steps):
+        agent.phase = RunPhase.HEATUP if t < 40 else RunPhase.TRAIN
+        info = agent.act()
+        nxt = {"observation": rng.uniform(-1, 1, (2, 4)).astype(np.float32)}
+        done = np.array([t % 7 == 6, t % 11 == 10])
+        response = EnvResponse(
+            nxt, np.asarray(info.action, np.float32), done & (t % 2 == 0), done & (t % 2 == 1),
+            nxt, zeros, zeros.astype(np.int64),
+        )  # fmt: skip
+        agent.observe(response)
+        if agent.phase is RunPhase.TRAIN:
+            losses.append(agent.learn_from_batch(agent.memory.sample(16))["q_loss"])  # type: ignore[union-attr]
+    return losses
+
+
+@pytest.mark.parametrize("params_class", FAMILY, ids=lambda c: c.__name__)
+def test_same_seed_same_numbers(params_class: type) -> None:
+    first, second = build(params_class, 7), build(params_class, 7)
+    losses = drive(first, 70)
+    assert losses == drive(second, 70) and all(np.isfinite(losses))
+    pairs = zip(
+        first.q_network.online.parameters(), second.q_network.online.parameters(), strict=True
+    )
+    for a, b in pairs:
+        assert torch.equal(a, b)
+    assert drive(build(params_class, 8), 70) != losses
+
+
+def test_double_q_values_the_online_choice_with_the_target() -> None:
+    agent = build(DDQNAgentParameters, 0)
+    assert isinstance(agent, DDQNAgent)
+    with torch.no_grad():  # make the online net prefer action 1 and the target value action 0
+        online, target = agent.q_network.online.heads[0], agent.q_network.target.heads[0]  # type: ignore[union-attr]
+        online.weight.zero_(), online.bias.copy_(torch.tensor([0.0, 1.0]))
+        target.weight.zero_(), target.bias.copy_(torch.tensor([5.0, 2.0]))
+    states = {"observation": torch.zeros(3, 4)}
+    torch.testing.assert_close(agent.bootstrap_values(states), torch.full((3,), 2.0))
+    plain = build(DQNAgentParameters, 0)
+    plain.q_network.target.load_state_dict(agent.q_network.target.state_dict())  # type: ignore[union-attr]
+    torch.testing.assert_close(plain.bootstrap_values(states), torch.full((3,), 5.0))
+
+
+def test_bootstrap_masks_decide_which_heads_learn() -> None:
+    agent = build(BootstrappedDQNAgentParameters, 0)
+    assert isinstance(agent, BootstrappedDQNAgent)
+    rng = np.random.default_rng(0)
+    mask = np.zeros((8, 10), np.float32)
+    mask[:, 3] = 1.0  # only head 3 sees these transitions
+    batch = Batch(
+        states={"observation": rng.uniform(-1, 1, (8, 4)).astype(np.float32)},
+        actions=rng.integers(0, 2, 8),
+        rewards=np.ones(8, np.float32),
+        next_states={"observation": rng.uniform(-1, 1, (8, 4)).astype(np.float32)},
+        terminated=np.zeros(8, bool),
+        truncated=np.zeros(8, bool),
+        extras={"mask": mask},
+    )
+    heads = agent.q_network.online.heads[0].heads  # type: ignore[index]
+    before = [h.advantage.weight.detach().clone() for h in heads]  # type: ignore[union-attr]
+    agent.learn_from_batch(batch)
+    changed = [not torch.equal(b, h.advantage.weight) for b, h in zip(before, heads, strict=True)]  # type: ignore[union-attr]
+    assert changed == [k == 3 for k in range(10)]
+
+
+def test_dueling_head_centres_advantages() -> None:
+    head = QHeadParameters(dueling=True).build(8, spaces.Discrete(3))
+    x = torch.randn(5, 8)
+    q = head(x)
+    value = head.value(x)  # type: ignore[operator]
+    torch.testing.assert_close(q.mean(dim=1, keepdim=True), value)

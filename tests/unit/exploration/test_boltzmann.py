@@ -1,0 +1,43 @@
+"""Boltzmann exploration: frequencies follow softmax(Q / T); evaluation is greedy."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from gymnasium import spaces
+
+from coach.core.run_phase import RunPhase
+from coach.errors import CoachError
+from coach.exploration.boltzmann import Boltzmann, BoltzmannParameters
+from coach.schedules import ConstantSchedule, LinearSchedule
+
+
+def test_frequencies_follow_the_softmax() -> None:
+    policy = Boltzmann(spaces.Discrete(3), np.random.default_rng(0), ConstantSchedule(0.5))
+    values = np.tile([[1.0, 0.5, 0.0]], (60_000, 1))
+    actions = policy.get_action(values, RunPhase.TRAIN)
+    expected = np.exp(np.array([1.0, 0.5, 0.0]) / 0.5)
+    expected /= expected.sum()
+    np.testing.assert_allclose(
+        np.bincount(actions, minlength=3) / len(actions), expected, atol=0.01
+    )
+
+
+def test_evaluation_is_greedy_and_does_not_count() -> None:
+    policy = BoltzmannParameters().build(spaces.Discrete(3, start=1), np.random.default_rng(0))
+    actions = policy.get_action(np.array([[0.0, 2.0, 1.0], [5.0, 0.0, 0.0]]), RunPhase.EVALUATE)
+    assert actions.tolist() == [2, 1] and policy.steps == 0
+
+
+def test_temperature_follows_its_schedule() -> None:
+    policy = Boltzmann(spaces.Discrete(2), np.random.default_rng(0), LinearSchedule(1.0, 0.0, 10))
+    policy.get_action(np.zeros((5, 2)), RunPhase.TRAIN)
+    assert policy.temperature == pytest.approx(0.5) and policy.values() == {"temperature": 0.5}
+    # Near zero temperature it is greedy, and the softmax stays finite.
+    policy.steps = 10
+    assert policy.get_action(np.array([[0.0, 1e3]]), RunPhase.TRAIN).tolist() == [1]
+
+
+def test_refuses_continuous_actions() -> None:
+    with pytest.raises(CoachError, match="Discrete"):
+        Boltzmann(spaces.Box(-1, 1, (2,)), np.random.default_rng(0), ConstantSchedule(1.0))

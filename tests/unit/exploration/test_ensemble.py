@@ -1,0 +1,56 @@
+"""Ensemble exploration: a head per episode, and UCB over the heads."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from gymnasium import spaces
+
+from coach.core.run_phase import RunPhase
+from coach.errors import CoachError
+from coach.exploration.ensemble import Bootstrapped, BootstrappedParameters, UCBParameters
+
+# Two envs, three heads, two actions: head k prefers action k % 2.
+VALUES = np.array([[[1.0, 0.0], [0.0, 1.0], [1.0, 0.0]]] * 2)
+
+
+def test_each_env_follows_its_head_until_its_episode_ends() -> None:
+    policy = Bootstrapped(spaces.Discrete(2), np.random.default_rng(0), num_heads=3)
+    first = policy.get_action(VALUES, RunPhase.TRAIN)
+    heads = policy.heads.copy()
+    np.testing.assert_array_equal(first, heads % 2)
+    for _ in range(5):  # the same head while the episode lasts
+        np.testing.assert_array_equal(policy.get_action(VALUES, RunPhase.TRAIN), first)
+    np.testing.assert_array_equal(policy.heads, heads)
+    redrawn = []
+    for _ in range(50):
+        policy.episode_ended(np.array([True, False]))
+        redrawn.append(policy.heads[0])
+        assert policy.heads[1] == heads[1]
+    assert set(redrawn) == {0, 1, 2}
+
+
+def test_evaluation_uses_the_ensemble_mean() -> None:
+    policy = BootstrappedParameters(num_heads=3).build(spaces.Discrete(2), np.random.default_rng(0))
+    assert policy.get_action(VALUES, RunPhase.EVALUATE).tolist() == [0, 0]  # mean (2/3, 1/3)
+    with pytest.raises(CoachError, match=r"\(B, 3, A\)"):
+        policy.get_action(np.zeros((2, 4, 2)), RunPhase.TRAIN)
+
+
+def test_state_round_trip_keeps_the_heads() -> None:
+    policy = Bootstrapped(spaces.Discrete(2), np.random.default_rng(0), num_heads=3)
+    policy.get_action(VALUES, RunPhase.TRAIN)
+    other = Bootstrapped(spaces.Discrete(2), np.random.default_rng(1), num_heads=3)
+    other.load_state_dict(policy.state_dict())
+    np.testing.assert_array_equal(other.heads, policy.heads)
+
+
+def test_ucb_adds_the_heads_disagreement() -> None:
+    # Action 0: mean 0.5, no disagreement. Action 1: mean 0.4, heads disagree (std 0.4).
+    values = np.array([[[0.5, 0.0], [0.5, 0.8]]])
+    assert UCBParameters(c=1.0).build(spaces.Discrete(2), np.random.default_rng(0)).get_action(
+        values, RunPhase.TRAIN
+    ).tolist() == [1]
+    ucb = UCBParameters(c=0.1).build(spaces.Discrete(2), np.random.default_rng(0))
+    assert ucb.get_action(values, RunPhase.TRAIN).tolist() == [0]
+    assert ucb.get_action(values, RunPhase.EVALUATE).tolist() == [0]
