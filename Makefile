@@ -33,6 +33,8 @@ golden: install
 
 bench: install
 	$(BIN)/python -m benchmarks.throughput
+	$(BIN)/python -m benchmarks.prioritized_replay
+	$(BIN)/python -m benchmarks.value_agents
 
 clean:
 	rm -rf $(VENV) experiments .pytest_cache .mypy_cache .ruff_cache

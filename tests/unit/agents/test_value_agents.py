@@ -118,3 +118,18 @@ def test_dueling_head_centres_advantages() -> None:
     q = head(x)
     value = head.value(x)  # type: ignore[operator]
     torch.testing.assert_close(q.mean(dim=1, keepdim=True), value)
+
+
+def test_prioritized_memory_gets_td_errors_and_weighs_the_loss() -> None:
+    agent = build(RainbowAgentParameters, 0)
+    memory = agent.memory
+    assert memory is not None and hasattr(memory, "sum_tree")
+    drive(agent, 45)  # 40 heatup steps, then a few training steps
+    batch = memory.sample(8)
+    assert batch.weights is not None and (batch.weights <= 1.0).all()
+    before = memory.sum_tree.total()  # type: ignore[attr-defined]
+    agent.learn_from_batch(batch)
+    # The sampled rows now carry priorities from their TD errors, not the initial maximum.
+    assert memory.sum_tree.total() != before  # type: ignore[attr-defined]
+    leaves = memory.sum_tree[batch.indices]  # type: ignore[attr-defined]
+    assert not np.allclose(leaves, memory.max_priority)  # type: ignore[attr-defined]
