@@ -6,7 +6,19 @@ The names a preset writer needs::
                        GymEnvironmentParameters, ScheduleParameters)
 """
 
-from coach.agents import Agent, AgentParameters, AlgorithmParameters, DQNAgent, DQNAgentParameters
+from coach.agents import (
+    Agent,
+    AgentParameters,
+    AlgorithmParameters,
+    BootstrappedDQNAgentParameters,
+    CategoricalDQNAgentParameters,
+    DDQNAgentParameters,
+    DQNAgent,
+    DQNAgentParameters,
+    NStepQAgentParameters,
+    QRDQNAgentParameters,
+    RainbowAgentParameters,
+)
 from coach.core import (
     ActionInfo,
     Batch,
@@ -20,15 +32,20 @@ from coach.core import (
 from coach.environments import GymEnvironmentParameters
 from coach.errors import CoachError
 from coach.exploration import EGreedyParameters
+from coach.exploration.boltzmann import BoltzmannParameters
+from coach.exploration.ensemble import BootstrappedParameters, UCBParameters
 from coach.filters import InputFilter, OutputFilter
 from coach.graph_managers import BasicRLGraphManager, GraphManager, RunContext, ScheduleParameters
 from coach.level_manager import LevelManager
-from coach.memories import ExperienceReplayParameters
+from coach.memories import ExperienceReplayParameters, PrioritizedExperienceReplayParameters
 from coach.networks import (
+    BootstrappedQHeadParameters,
+    CategoricalQHeadParameters,
     InputEmbedderParameters,
     MiddlewareParameters,
     NetworkParameters,
     QHeadParameters,
+    QuantileQHeadParameters,
 )
 from coach.presets import PresetValidation
 from coach.schedules import (
@@ -47,8 +64,15 @@ __all__ = [
     "AlgorithmParameters",
     "BasicRLGraphManager",
     "Batch",
+    "BoltzmannParameters",
+    "BootstrappedDQNAgentParameters",
+    "BootstrappedParameters",
+    "BootstrappedQHeadParameters",
+    "CategoricalDQNAgentParameters",
+    "CategoricalQHeadParameters",
     "CoachError",
     "ConstantSchedule",
+    "DDQNAgentParameters",
     "DQNAgent",
     "DQNAgentParameters",
     "EGreedyParameters",
@@ -64,14 +88,20 @@ __all__ = [
     "LevelManager",
     "LinearSchedule",
     "MiddlewareParameters",
+    "NStepQAgentParameters",
     "NetworkParameters",
     "OutputFilter",
     "PieceWiseSchedule",
     "PresetValidation",
+    "PrioritizedExperienceReplayParameters",
     "QHeadParameters",
+    "QRDQNAgentParameters",
+    "QuantileQHeadParameters",
+    "RainbowAgentParameters",
     "RunContext",
     "RunPhase",
     "ScheduleParameters",
     "TrainingSteps",
     "Transition",
+    "UCBParameters",
 ]

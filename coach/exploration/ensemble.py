@@ -96,6 +96,11 @@ class UCB(ExplorationPolicy):
         self.c = c
 
     def get_action(self, action_values: np.ndarray, phase: RunPhase) -> np.ndarray:
+        if action_values.ndim != 3:
+            raise CoachError(
+                f"UCB exploration takes the values of every head, (B, heads, A), got "
+                f"{action_values.shape}: use it with a bootstrapped (ensemble) agent"
+            )
         mean = action_values.mean(axis=1)
         if phase is RunPhase.EVALUATE:
             return mean.argmax(axis=1) + self.start
