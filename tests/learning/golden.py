@@ -15,7 +15,7 @@ import os
 import sys
 import tempfile
 import time
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass
 from multiprocessing import get_context
 from pathlib import Path
@@ -91,8 +91,15 @@ def main() -> int:
     args = parser.parse_args()
     todo = cases(args.presets)
     started = time.perf_counter()
+    results = []
     with ProcessPoolExecutor(args.jobs, mp_context=get_context("spawn")) as pool:
-        results = list(pool.map(run_case, *zip(*todo, strict=True)))
+        futures = [pool.submit(run_case, name, seed) for name, seed in todo]
+        for future in as_completed(futures):
+            r = future.result()
+            results.append(r)
+            state = "pass" if r.passed else "FAIL"
+            print(f"{r.preset} seed {r.seed}: {state} ({len(results)}/{len(todo)})", flush=True)
+    results.sort(key=lambda r: (r.preset, r.seed))
     print(f"\n{'preset':<28} {'seed':>4} {'threshold':>9} {'budget':>9} {'reached at':>10} "
           f"{'wall time':>9} {'best':>7}  result")  # fmt: skip
     for r in results:
