@@ -7,6 +7,7 @@ from coach.memories.prioritized_experience_replay import (
     PrioritizedExperienceReplay,
     PrioritizedExperienceReplayParameters,
 )
+from coach.memories.rollout import Rollout, RolloutParameters, generalized_advantages
 
 __all__ = [
     "ExperienceReplay",
@@ -15,4 +16,7 @@ __all__ = [
     "NStepAccumulator",
     "PrioritizedExperienceReplay",
     "PrioritizedExperienceReplayParameters",
+    "Rollout",
+    "RolloutParameters",
+    "generalized_advantages",
 ]

@@ -1,0 +1,230 @@
+"""On-policy rollouts: a T x B block (time x environment copies), and GAE over it.
+
+An on-policy agent fills the block with ``T`` steps of its ``B`` env copies, then computes
+returns and advantages for the whole block at once and learns from it in minibatches. The
+value a step bootstraps from is V(s_{t+1}) of its true successor: the next row's value while
+the episode goes on, the value of the final observation where the episode was truncated
+(a time limit is not the end of the task), and nothing where it terminated.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from gymnasium import spaces
+
+from coach.core.types import Batch
+from coach.errors import CoachError
+from coach.memories.memory import Memory
+
+
+def generalized_advantages(
+    rewards: np.ndarray,
+    values: np.ndarray,
+    next_values: np.ndarray,
+    terminated: np.ndarray,
+    truncated: np.ndarray,
+    discount: float,
+    gae_lambda: float,
+) -> tuple[np.ndarray, np.ndarray]:
+    """GAE(lambda) advantages and the matching returns (Schulman et al., 2016).
+
+    Args:
+        rewards: (T, B) rewards.
+        values: (T, B) V(s_t).
+        next_values: (T, B) V(s_{t+1}) of each step's true successor (the final observation's
+            value where the episode ended).
+        terminated: (T, B) the step ended the episode in a terminal state (no bootstrap).
+        truncated: (T, B) the step's episode was cut (bootstrap, but the trace stops).
+        discount: gamma.
+        gae_lambda: lambda; 1 gives Monte Carlo advantages, 0 one-step TD errors.
+
+    Returns:
+        ``(advantages, returns)``, each (T, B), with ``returns = advantages + values``.
+    """
+    not_terminal = 1.0 - terminated.astype(np.float64)
+    continues = 1.0 - (terminated | truncated).astype(np.float64)
+    deltas = rewards + discount * not_terminal * next_values - values
+    advantages = np.zeros_like(deltas, dtype=np.float64)
+    running = np.zeros(deltas.shape[1], dtype=np.float64)
+    for t in range(len(deltas) - 1, -1, -1):  # vectorized over the env copies
+        running = deltas[t] + discount * gae_lambda * continues[t] * running
+        advantages[t] = running
+    return advantages, advantages + values
+
+
+@dataclass(slots=True, kw_only=True)
+class RolloutParameters:
+    """An on-policy rollout block."""
+
+    rollout_length: int = 2048
+    """Steps per env copy in one block (T)."""
+
+    def build(
+        self,
+        observation_space: spaces.Dict,
+        action_space: spaces.Space,
+        rng: np.random.Generator,
+        extra_spaces: dict[str, spaces.Space] | None = None,
+    ) -> Rollout:
+        """A rollout block for the agent's spaces; minibatches are shuffled with ``rng``."""
+        return Rollout(self.rollout_length, observation_space, action_space, rng, extra_spaces)
+
+
+class Rollout(Memory):
+    """A T x B block of steps, filled in time order, used once and cleared.
+
+    The env count B is taken from the first `store`. ``extra_spaces`` name per-step columns
+    the agent keeps (``value`` and ``log_prob`` for the policy-gradient family).
+
+    Args:
+        length: T, the steps per env copy.
+        observation_space: The agent's observation space.
+        action_space: The agent's action space.
+        rng: Shuffles the minibatches.
+        extra_spaces: Further per-step columns by name.
+    """
+
+    def __init__(
+        self,
+        length: int,
+        observation_space: spaces.Dict,
+        action_space: spaces.Space,
+        rng: np.random.Generator,
+        extra_spaces: dict[str, spaces.Space] | None = None,
+    ) -> None:
+        if length < 1:
+            raise CoachError(f"a rollout needs at least one step, got {length}")
+        self.length = length
+        self.rng = rng
+        self.observation_space = observation_space
+        self.action_space = action_space
+        self.extra_spaces = dict(extra_spaces or {})
+        self.columns: dict[str, Any] = {}
+        self.num_envs = 0
+        self.steps = 0
+        self.advantages: np.ndarray | None = None
+        self.returns: np.ndarray | None = None
+
+    def _allocate(self, num_envs: int) -> None:
+        def column(space: spaces.Space) -> np.ndarray:
+            return np.zeros((self.length, num_envs, *(space.shape or ())), dtype=space.dtype)
+
+        obs = self.observation_space.spaces
+        self.columns = {
+            "states": {k: column(s) for k, s in obs.items()},
+            "next_states": {k: column(s) for k, s in obs.items()},
+            "actions": column(self.action_space),
+            "rewards": np.zeros((self.length, num_envs), dtype=np.float32),
+            "terminated": np.zeros((self.length, num_envs), dtype=bool),
+            "truncated": np.zeros((self.length, num_envs), dtype=bool),
+            "extras": {k: column(s) for k, s in self.extra_spaces.items()},
+        }
+        self.num_envs = num_envs
+
+    @property
+    def full(self) -> bool:
+        return self.steps == self.length
+
+    def __len__(self) -> int:
+        return self.steps * self.num_envs
+
+    def store(
+        self,
+        state: dict[str, np.ndarray],
+        action: np.ndarray,
+        reward: np.ndarray,
+        next_state: dict[str, np.ndarray],
+        terminated: np.ndarray,
+        truncated: np.ndarray,
+        extras: dict[str, np.ndarray] | None = None,
+    ) -> None:
+        if not self.columns:
+            self._allocate(len(reward))
+        if len(reward) != self.num_envs:
+            raise CoachError(
+                f"this rollout holds {self.num_envs} envs, got a step of {len(reward)}"
+            )
+        if self.full:
+            raise CoachError("the rollout is full: learn from it and clear it first")
+        if set(extras or {}) != set(self.extra_spaces):
+            raise CoachError(
+                f"this rollout stores the columns {sorted(self.extra_spaces)} with each step, "
+                f"got {sorted(extras or {})}"
+            )
+        t, c = self.steps, self.columns
+        for key in c["states"]:
+            c["states"][key][t] = state[key]
+            c["next_states"][key][t] = next_state[key]
+        c["actions"][t] = action
+        c["rewards"][t] = reward
+        c["terminated"][t] = terminated
+        c["truncated"][t] = truncated
+        for key, column in c["extras"].items():
+            column[t] = extras[key]  # type: ignore[index]
+        self.steps += 1
+
+    def compute_advantages(
+        self,
+        values: np.ndarray,
+        last_values: np.ndarray,
+        final_values: np.ndarray,
+        discount: float,
+        gae_lambda: float,
+    ) -> None:
+        """GAE over the block.
+
+        Args:
+            values: (T, B) V(s_t) of the stored states.
+            last_values: (B,) V of the states after the block's last step.
+            final_values: (T, B) V(next_state) of the stored next states; only the rows of
+                truncated steps are read (pass zeros where no step was truncated).
+            discount: gamma.
+            gae_lambda: lambda.
+        """
+        if not self.full:
+            raise CoachError(f"GAE runs on a full block ({self.steps} of {self.length} steps)")
+        c = self.columns
+        next_values = np.concatenate([values[1:], last_values[None]], axis=0)
+        next_values = np.where(c["truncated"], final_values, next_values)
+        self.advantages, self.returns = generalized_advantages(
+            c["rewards"], values, next_values, c["terminated"], c["truncated"], discount,
+            gae_lambda,
+        )  # fmt: skip
+
+    def _rows(self, indices: np.ndarray) -> Batch:
+        c = self.columns
+        t, b = np.divmod(indices, self.num_envs)
+        extras = {k: v[t, b] for k, v in c["extras"].items()}
+        if self.advantages is not None and self.returns is not None:
+            extras["advantages"] = self.advantages[t, b].astype(np.float32)
+            extras["returns"] = self.returns[t, b].astype(np.float32)
+        return Batch(
+            states={k: v[t, b] for k, v in c["states"].items()},
+            actions=c["actions"][t, b],
+            rewards=c["rewards"][t, b],
+            next_states={k: v[t, b] for k, v in c["next_states"].items()},
+            terminated=c["terminated"][t, b],
+            truncated=c["truncated"][t, b],
+            indices=indices,
+            extras=extras,
+        )
+
+    def sample(self, batch_size: int) -> Batch:
+        """``batch_size`` steps drawn at random from the block (with replacement)."""
+        if self.steps == 0:
+            raise CoachError("cannot sample from an empty rollout")
+        return self._rows(self.rng.integers(0, len(self), size=batch_size))
+
+    def minibatches(self, batch_size: int) -> Iterator[Batch]:
+        """One epoch over the block: every step once, shuffled, in minibatches."""
+        order = self.rng.permutation(len(self))
+        for start in range(0, len(order), batch_size):
+            yield self._rows(order[start : start + batch_size])
+
+    def clear(self) -> None:
+        self.steps = 0
+        self.advantages = self.returns = None
