@@ -1,12 +1,16 @@
 """Networks: embedders keyed by observation name, middlewares, heads, online/target copies."""
 
+from coach.networks.distributions import CategoricalPolicy, GaussianPolicy
 from coach.networks.heads import (
     BootstrappedQHeadParameters,
+    CategoricalPolicyHeadParameters,
     CategoricalQHeadParameters,
+    GaussianPolicyHeadParameters,
     HeadParameters,
     NoisyLinear,
     QHeadParameters,
     QuantileQHeadParameters,
+    VHeadParameters,
 )
 from coach.networks.model import Model
 from coach.networks.network_wrapper import NetworkWrapper
@@ -18,7 +22,11 @@ from coach.networks.parameters import (
 
 __all__ = [
     "BootstrappedQHeadParameters",
+    "CategoricalPolicy",
+    "CategoricalPolicyHeadParameters",
     "CategoricalQHeadParameters",
+    "GaussianPolicy",
+    "GaussianPolicyHeadParameters",
     "HeadParameters",
     "InputEmbedderParameters",
     "MiddlewareParameters",
@@ -28,4 +36,5 @@ __all__ = [
     "NoisyLinear",
     "QHeadParameters",
     "QuantileQHeadParameters",
+    "VHeadParameters",
 ]

@@ -179,3 +179,78 @@ class BootstrappedQHeadParameters(QHeadParameters):
     def build(self, in_features: int, action_space: spaces.Space) -> nn.Module:
         actions = _num_actions(action_space, "bootstrapped Q")
         return BootstrappedHeads(in_features, actions, self.num_heads, self.dueling, self.noisy)
+
+
+class ScalarHead(nn.Module):
+    """One number per row: output (B,)."""
+
+    def __init__(self, in_features: int) -> None:
+        super().__init__()
+        self.linear = nn.Linear(in_features, 1)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.linear(x).squeeze(-1)
+
+
+@dataclass(slots=True, kw_only=True)
+class VHeadParameters(HeadParameters):
+    """A state value: output (B,)."""
+
+    name: str = "v"
+    """The name the head's output is returned under."""
+
+    def build(self, in_features: int, action_space: spaces.Space) -> nn.Module:
+        return ScalarHead(in_features)
+
+
+@dataclass(slots=True, kw_only=True)
+class CategoricalPolicyHeadParameters(HeadParameters):
+    """Logits of a categorical policy over discrete actions: output (B, A)."""
+
+    name: str = "policy"
+    """The name the head's output is returned under."""
+
+    def build(self, in_features: int, action_space: spaces.Space) -> nn.Module:
+        return nn.Linear(in_features, _num_actions(action_space, "categorical policy"))
+
+
+class GaussianHead(nn.Module):
+    """Means and log standard deviations: output (B, 2, D)."""
+
+    def __init__(self, in_features: int, dims: int, state_dependent: bool, log_std: float):
+        super().__init__()
+        self.dims = dims
+        self.mean = nn.Linear(in_features, dims)
+        self.state_log_std = nn.Linear(in_features, dims) if state_dependent else None
+        self.log_std = None if state_dependent else nn.Parameter(torch.full((dims,), log_std))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        mean = self.mean(x)
+        if self.state_log_std is not None:
+            log_std = self.state_log_std(x).clamp(-20.0, 2.0)
+        else:
+            assert self.log_std is not None
+            log_std = self.log_std.expand_as(mean)
+        return torch.stack([mean, log_std], dim=1)
+
+
+@dataclass(slots=True, kw_only=True)
+class GaussianPolicyHeadParameters(HeadParameters):
+    """A diagonal Gaussian policy over a Box action space: output (B, 2, D), means then
+    log standard deviations."""
+
+    name: str = "policy"
+    """The name the head's output is returned under."""
+    state_dependent_std: bool = False
+    """Log std computed from the state (else one learned vector)."""
+    initial_log_std: float = 0.0
+    """The starting log std of the state-independent vector."""
+
+    def build(self, in_features: int, action_space: spaces.Space) -> nn.Module:
+        if not isinstance(action_space, spaces.Box) or len(action_space.shape) != 1:
+            raise CoachError(
+                f"a Gaussian policy head needs a 1-d Box action space, got {action_space}"
+            )
+        return GaussianHead(
+            in_features, action_space.shape[0], self.state_dependent_std, self.initial_log_std
+        )
