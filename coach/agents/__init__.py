@@ -3,6 +3,7 @@
 from coach.agents.agent import Agent, AgentParameters, AlgorithmParameters
 from coach.agents.bootstrapped_dqn import BootstrappedDQNAgent, BootstrappedDQNAgentParameters
 from coach.agents.categorical_dqn import CategoricalDQNAgent, CategoricalDQNAgentParameters
+from coach.agents.clipped_ppo import ClippedPPOAgent, ClippedPPOAgentParameters
 from coach.agents.ddqn import DDQNAgent, DDQNAgentParameters
 from coach.agents.dqn import DQNAgent, DQNAgentParameters, DQNAlgorithmParameters
 from coach.agents.n_step_q import NStepQAgent, NStepQAgentParameters
@@ -17,6 +18,8 @@ __all__ = [
     "BootstrappedDQNAgentParameters",
     "CategoricalDQNAgent",
     "CategoricalDQNAgentParameters",
+    "ClippedPPOAgent",
+    "ClippedPPOAgentParameters",
     "DDQNAgent",
     "DDQNAgentParameters",
     "DQNAgent",

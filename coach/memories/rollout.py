@@ -225,6 +225,37 @@ class Rollout(Memory):
         for start in range(0, len(order), batch_size):
             yield self._rows(order[start : start + batch_size])
 
+    def state_dict(self) -> dict[str, Any]:
+        """The steps stored so far in the block (a checkpoint mid-block resumes exactly)."""
+        t = self.steps
+        c = self.columns
+        if not c:
+            return {"steps": 0, "num_envs": 0}
+        return {
+            "steps": t,
+            "num_envs": self.num_envs,
+            "states": {k: v[:t].copy() for k, v in c["states"].items()},
+            "next_states": {k: v[:t].copy() for k, v in c["next_states"].items()},
+            "actions": c["actions"][:t].copy(),
+            "rewards": c["rewards"][:t].copy(),
+            "terminated": c["terminated"][:t].copy(),
+            "truncated": c["truncated"][:t].copy(),
+            "extras": {k: v[:t].copy() for k, v in c["extras"].items()},
+        }
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        self.clear()
+        if not state["num_envs"]:
+            return
+        self._allocate(int(state["num_envs"]))
+        t, c = int(state["steps"]), self.columns
+        for name in ("states", "next_states", "extras"):
+            for key, column in c[name].items():
+                column[:t] = state[name][key]
+        for name in ("actions", "rewards", "terminated", "truncated"):
+            c[name][:t] = state[name]
+        self.steps = t
+
     def clear(self) -> None:
         self.steps = 0
         self.advantages = self.returns = None

@@ -33,7 +33,9 @@ def test_preset_runs_briefly(name: str, tmp_path: Path) -> None:
         graph.improve()
     finally:
         graph.close()
-    assert graph.env_steps == 300
+    # Three phases of 100 steps; a batch of B env copies may run past each by up to B - 1.
+    num_envs = graph.top_level.num_envs
+    assert 300 <= graph.env_steps <= 300 + 3 * (num_envs - 1)
     assert len(graph.evaluations) == 2 and all(e.rewards for e in graph.evaluations)
     assert (tmp_path / "progress.csv").read_text().count("\n") > 1
 

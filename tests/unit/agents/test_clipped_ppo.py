@@ -1,0 +1,100 @@
+"""Clipped PPO: the surrogate and its gradient, discrete and continuous agents, determinism."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+from gymnasium import spaces
+
+from coach.agents.clipped_ppo import ClippedPPOAgentParameters, clipped_surrogate_loss
+from coach.core.run_phase import RunPhase
+from coach.core.step_units import EnvironmentSteps
+from coach.environments.gym_environment import GymEnvironmentParameters
+from coach.graph_managers.basic_rl import BasicRLGraphManager
+from coach.graph_managers.parameters import RunContext, ScheduleParameters
+from coach.memories.rollout import RolloutParameters
+from coach.networks.heads import GaussianPolicyHeadParameters, VHeadParameters
+from coach.networks.parameters import NetworkParameters
+
+
+def test_clipped_surrogate_by_hand() -> None:
+    old = torch.zeros(4)
+    # Ratios 1.5, 1.5, 0.5, 1.0 with advantages +1, -1, -1, +2 and clip 0.2:
+    # min(1.5, 1.2) = 1.2; min(-1.5, -1.2) = -1.5; min(-0.5, -0.8) = -0.8; 2.0.
+    log_prob = torch.log(torch.tensor([1.5, 1.5, 0.5, 1.0])).requires_grad_()
+    advantages = torch.tensor([1.0, -1.0, -1.0, 2.0])
+    loss = clipped_surrogate_loss(log_prob, old, advantages, clip=0.2)
+    torch.testing.assert_close(loss, -torch.tensor((1.2 - 1.5 - 0.8 + 2.0) / 4))
+    loss.backward()
+    assert log_prob.grad is not None
+    # d(-r A / 4)/d log r = -r A / 4 where unclipped; zero where the clip holds the ratio.
+    torch.testing.assert_close(log_prob.grad, torch.tensor([0.0, 1.5 / 4, 0.0, -2.0 / 4]))
+
+
+def graph(level: str, agent: ClippedPPOAgentParameters, seed: int) -> BasicRLGraphManager:
+    schedule = ScheduleParameters(heatup_steps=EnvironmentSteps(0))
+    environment = GymEnvironmentParameters(level=level, num_envs=2)
+    g = BasicRLGraphManager(agent, environment, schedule)
+    g.create_graph(RunContext(seed=seed))
+    return g
+
+
+def small(continuous: bool = False) -> ClippedPPOAgentParameters:
+    agent = ClippedPPOAgentParameters()
+    agent.memory = RolloutParameters(rollout_length=16)
+    agent.algorithm.batch_size = 8
+    agent.algorithm.epochs = 2
+    if continuous:
+        agent.network_wrappers = {
+            "main": NetworkParameters(
+                heads=[GaussianPolicyHeadParameters(), VHeadParameters()], learning_rate=1e-3
+            )
+        }
+    return agent
+
+
+@pytest.mark.parametrize(("level", "continuous"), [("CartPole-v1", False), ("Pendulum-v1", True)])
+def test_blocks_train_and_the_same_seed_gives_the_same_numbers(
+    level: str, continuous: bool
+) -> None:
+    runs = []
+    for seed in (3, 3, 4):
+        g = graph(level, small(continuous), seed)
+        g.train_and_act(EnvironmentSteps(96))  # 3 blocks of 16 steps x 2 envs
+        agent = g.top_level.agent
+        # 3 blocks x 2 epochs x 4 minibatches of 8.
+        assert agent.training_steps == 24 and agent.training_rounds == 3
+        params = torch.cat(
+            [p.detach().flatten() for p in agent.networks["main"].online.parameters()]
+        )
+        runs.append(params)
+        g.close()
+    assert torch.equal(runs[0], runs[1]) and not torch.equal(runs[0], runs[2])
+
+
+def test_continuous_actions_stay_in_bounds_and_evaluation_is_deterministic() -> None:
+    g = graph("Pendulum-v1", small(continuous=True), 0)
+    agent = g.top_level.agent
+    g.train_and_act(EnvironmentSteps(4))
+    info = agent.act()
+    assert isinstance(agent.action_space, spaces.Box)
+    assert np.all(np.abs(info.action) <= 2.0) and info.log_prob is not None
+    agent.phase = RunPhase.EVALUATE
+    np.testing.assert_array_equal(agent.act().action, agent.act().action)
+    g.close()
+
+
+def test_rollout_state_round_trip_mid_block() -> None:
+    g = graph("CartPole-v1", small(), 0)
+    g.train_and_act(EnvironmentSteps(10))  # 5 of 16 steps stored
+    rollout = g.top_level.agent.memory
+    state = rollout.state_dict()  # type: ignore[union-attr]
+    other = RolloutParameters(rollout_length=16).build(
+        rollout.observation_space, rollout.action_space, np.random.default_rng(0),  # type: ignore[union-attr]
+        rollout.extra_spaces,  # type: ignore[union-attr]
+    )  # fmt: skip
+    other.load_state_dict(state)
+    assert other.steps == 5 and other.num_envs == 2
+    np.testing.assert_array_equal(other.columns["rewards"][:5], rollout.columns["rewards"][:5])  # type: ignore[union-attr]
+    g.close()
