@@ -7,6 +7,7 @@ The names a preset writer needs::
 """
 
 from coach.agents import (
+    ActorCriticAgentParameters,
     Agent,
     AgentParameters,
     AlgorithmParameters,
@@ -60,6 +61,7 @@ __version__ = "0.1.0"
 
 __all__ = [
     "ActionInfo",
+    "ActorCriticAgentParameters",
     "Agent",
     "AgentParameters",
     "AlgorithmParameters",

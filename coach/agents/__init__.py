@@ -1,5 +1,6 @@
 """Agents: the shared base and one algorithm per module."""
 
+from coach.agents.actor_critic import ActorCriticAgent, ActorCriticAgentParameters
 from coach.agents.agent import Agent, AgentParameters, AlgorithmParameters
 from coach.agents.bootstrapped_dqn import BootstrappedDQNAgent, BootstrappedDQNAgentParameters
 from coach.agents.categorical_dqn import CategoricalDQNAgent, CategoricalDQNAgentParameters
@@ -11,6 +12,8 @@ from coach.agents.qr_dqn import QRDQNAgent, QRDQNAgentParameters
 from coach.agents.rainbow import RainbowAgent, RainbowAgentParameters
 
 __all__ = [
+    "ActorCriticAgent",
+    "ActorCriticAgentParameters",
     "Agent",
     "AgentParameters",
     "AlgorithmParameters",

@@ -1,4 +1,5 @@
-"""Clipped PPO: the surrogate and its gradient, discrete and continuous agents, determinism."""
+"""The on-policy agents (Clipped PPO, A2C): the surrogate and its gradient, discrete and
+continuous actions, determinism."""
 
 from __future__ import annotations
 
@@ -7,7 +8,9 @@ import pytest
 import torch
 from gymnasium import spaces
 
+from coach.agents.actor_critic import ActorCriticAgentParameters
 from coach.agents.clipped_ppo import ClippedPPOAgentParameters, clipped_surrogate_loss
+from coach.agents.on_policy import OnPolicyAgentParameters
 from coach.core.run_phase import RunPhase
 from coach.core.step_units import EnvironmentSteps
 from coach.environments.gym_environment import GymEnvironmentParameters
@@ -32,7 +35,7 @@ def test_clipped_surrogate_by_hand() -> None:
     torch.testing.assert_close(log_prob.grad, torch.tensor([0.0, 1.5 / 4, 0.0, -2.0 / 4]))
 
 
-def graph(level: str, agent: ClippedPPOAgentParameters, seed: int) -> BasicRLGraphManager:
+def graph(level: str, agent: OnPolicyAgentParameters, seed: int) -> BasicRLGraphManager:
     schedule = ScheduleParameters(heatup_steps=EnvironmentSteps(0))
     environment = GymEnvironmentParameters(level=level, num_envs=2)
     g = BasicRLGraphManager(agent, environment, schedule)
@@ -98,3 +101,19 @@ def test_rollout_state_round_trip_mid_block() -> None:
     assert other.steps == 5 and other.num_envs == 2
     np.testing.assert_array_equal(other.columns["rewards"][:5], rollout.columns["rewards"][:5])  # type: ignore[union-attr]
     g.close()
+
+
+def test_a2c_takes_one_step_per_block_on_the_whole_block() -> None:
+    agent = ActorCriticAgentParameters()
+    g = graph("CartPole-v1", agent, 0)
+    g.train_and_act(EnvironmentSteps(50))  # 5 blocks of 5 steps x 2 envs
+    assert g.top_level.agent.training_steps == 5
+    g.close()
+
+
+def test_a2c_policy_loss_is_the_advantage_weighted_log_likelihood() -> None:
+    agent = graph("CartPole-v1", ActorCriticAgentParameters(), 0).top_level.agent
+    log_prob = torch.tensor([-0.5, -1.0])
+    advantages = torch.tensor([2.0, -1.0])
+    loss = agent.policy_loss(log_prob, None, advantages)  # type: ignore[attr-defined,arg-type]
+    torch.testing.assert_close(loss, torch.tensor(-(-0.5 * 2.0 + -1.0 * -1.0) / 2))

@@ -1,0 +1,58 @@
+"""Advantage actor-critic, A2C (Mnih et al., 2016, "Asynchronous Methods for Deep RL", in
+its synchronous, batched form).
+
+On each rollout block (see `coach.agents.on_policy`), one gradient step on the whole block
+of ``-E[log pi(a|s) A] + c_v (V - R)^2 - c_e H`` with GAE(lambda) advantages (lambda = 1:
+n-step returns bootstrapped from the block's end).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import torch
+
+from coach.agents.on_policy import (
+    OnPolicyAgent,
+    OnPolicyAgentParameters,
+    OnPolicyAlgorithmParameters,
+)
+from coach.core.types import Batch
+from coach.memories.rollout import RolloutParameters
+
+
+@dataclass(slots=True, kw_only=True)
+class ActorCriticAlgorithmParameters(OnPolicyAlgorithmParameters):
+    """A2C's algorithm parameters."""
+
+    gae_lambda: float = 1.0
+    """GAE's lambda (1: n-step returns to the end of the block)."""
+    batch_size: int = 0
+    """Steps per gradient step; 0 takes the whole block at once."""
+    normalize_advantages: bool = False
+    """Standardize the advantages of each minibatch."""
+
+
+@dataclass(slots=True, kw_only=True)
+class ActorCriticAgentParameters(OnPolicyAgentParameters):
+    """An A2C agent."""
+
+    algorithm: ActorCriticAlgorithmParameters = field(
+        default_factory=ActorCriticAlgorithmParameters
+    )
+    """The algorithm's parameters."""
+    memory: Any = field(default_factory=lambda: RolloutParameters(rollout_length=5))
+    """Short rollout blocks (5 steps per env copy)."""
+
+    def agent_class(self) -> type[ActorCriticAgent]:
+        return ActorCriticAgent
+
+
+class ActorCriticAgent(OnPolicyAgent):
+    """A2C: the policy gradient weighted by advantages, one step per block."""
+
+    def policy_loss(
+        self, log_prob: torch.Tensor, batch: Batch, advantages: torch.Tensor
+    ) -> torch.Tensor:
+        return -(log_prob * advantages).mean()
