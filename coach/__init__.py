@@ -18,6 +18,8 @@ from coach.agents import (
     DQNAgent,
     DQNAgentParameters,
     NStepQAgentParameters,
+    PolicyGradientsAgentParameters,
+    PPOAgentParameters,
     QRDQNAgentParameters,
     RainbowAgentParameters,
 )
@@ -95,7 +97,9 @@ __all__ = [
     "NStepQAgentParameters",
     "NetworkParameters",
     "OutputFilter",
+    "PPOAgentParameters",
     "PieceWiseSchedule",
+    "PolicyGradientsAgentParameters",
     "PresetValidation",
     "PrioritizedExperienceReplayParameters",
     "QHeadParameters",

@@ -8,6 +8,8 @@ from coach.agents.clipped_ppo import ClippedPPOAgent, ClippedPPOAgentParameters
 from coach.agents.ddqn import DDQNAgent, DDQNAgentParameters
 from coach.agents.dqn import DQNAgent, DQNAgentParameters, DQNAlgorithmParameters
 from coach.agents.n_step_q import NStepQAgent, NStepQAgentParameters
+from coach.agents.policy_gradients import PolicyGradientsAgent, PolicyGradientsAgentParameters
+from coach.agents.ppo import PPOAgent, PPOAgentParameters
 from coach.agents.qr_dqn import QRDQNAgent, QRDQNAgentParameters
 from coach.agents.rainbow import RainbowAgent, RainbowAgentParameters
 
@@ -30,6 +32,10 @@ __all__ = [
     "DQNAlgorithmParameters",
     "NStepQAgent",
     "NStepQAgentParameters",
+    "PPOAgent",
+    "PPOAgentParameters",
+    "PolicyGradientsAgent",
+    "PolicyGradientsAgentParameters",
     "QRDQNAgent",
     "QRDQNAgentParameters",
     "RainbowAgent",

@@ -1,5 +1,5 @@
-"""The on-policy agents (Clipped PPO, A2C): the surrogate and its gradient, discrete and
-continuous actions, determinism."""
+"""The on-policy agents (Clipped PPO, PPO, A2C, policy gradients): the surrogate and its
+gradient, the KL penalty's adaptation, discrete and continuous actions, determinism."""
 
 from __future__ import annotations
 
@@ -11,6 +11,8 @@ from gymnasium import spaces
 from coach.agents.actor_critic import ActorCriticAgentParameters
 from coach.agents.clipped_ppo import ClippedPPOAgentParameters, clipped_surrogate_loss
 from coach.agents.on_policy import OnPolicyAgentParameters
+from coach.agents.policy_gradients import PolicyGradientsAgentParameters
+from coach.agents.ppo import PPOAgent, PPOAgentParameters
 from coach.core.run_phase import RunPhase
 from coach.core.step_units import EnvironmentSteps
 from coach.environments.gym_environment import GymEnvironmentParameters
@@ -117,3 +119,33 @@ def test_a2c_policy_loss_is_the_advantage_weighted_log_likelihood() -> None:
     advantages = torch.tensor([2.0, -1.0])
     loss = agent.policy_loss(log_prob, None, advantages)  # type: ignore[attr-defined,arg-type]
     torch.testing.assert_close(loss, torch.tensor(-(-0.5 * 2.0 + -1.0 * -1.0) / 2))
+
+
+def test_ppo_kl_coefficient_adapts_to_the_target() -> None:
+    params = PPOAgentParameters()
+    params.memory = RolloutParameters(rollout_length=16)
+    params.algorithm.batch_size = 8
+    params.algorithm.target_kl = 1e-9  # any update overshoots it: beta must double
+    g = graph("CartPole-v1", params, 0)
+    agent = g.top_level.agent
+    assert isinstance(agent, PPOAgent)
+    g.train_and_act(EnvironmentSteps(64))  # two blocks
+    assert agent.kl_coefficient == 4.0
+    agent.params.algorithm.target_kl = 1e9  # nothing reaches it: beta halves
+    g.train_and_act(EnvironmentSteps(32))
+    assert agent.kl_coefficient == 2.0
+    g.close()
+
+
+@pytest.mark.parametrize("params_class", [PPOAgentParameters, PolicyGradientsAgentParameters])
+def test_same_seed_same_numbers(params_class: type) -> None:
+    runs = []
+    for seed in (1, 1, 2):
+        params = params_class()
+        params.memory = RolloutParameters(rollout_length=16)
+        g = graph("CartPole-v1", params, seed)
+        g.train_and_act(EnvironmentSteps(96))
+        net = g.top_level.agent.networks["main"].online
+        runs.append(torch.cat([p.detach().flatten() for p in net.parameters()]))
+        g.close()
+    assert torch.equal(runs[0], runs[1]) and not torch.equal(runs[0], runs[2])

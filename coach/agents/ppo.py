@@ -1,0 +1,89 @@
+"""PPO with an adaptive KL penalty (Schulman et al., 2017, section 4), as in Coach's PPO.
+
+On rollout blocks (see `coach.agents.on_policy`): minimize
+-E[r A] + beta * KL(pi_old || pi), r = pi / pi_old, with the KL estimated from the block's own
+actions as E[(r - 1) - log r]. After each block beta doubles if the mean KL exceeded 1.5 times
+``target_kl`` and halves if it stayed under ``target_kl / 1.5``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import torch
+
+from coach.agents.on_policy import (
+    OnPolicyAgent,
+    OnPolicyAgentParameters,
+    OnPolicyAlgorithmParameters,
+)
+from coach.core.types import Batch
+
+
+@dataclass(slots=True, kw_only=True)
+class PPOAlgorithmParameters(OnPolicyAlgorithmParameters):
+    """PPO's (KL penalty) algorithm parameters."""
+
+    epochs: int = 10
+    """Passes over each rollout block."""
+    target_kl: float = 0.01
+    """The KL divergence per block that the penalty steers towards."""
+    initial_kl_coefficient: float = 1.0
+    """beta at the start."""
+
+
+@dataclass(slots=True, kw_only=True)
+class PPOAgentParameters(OnPolicyAgentParameters):
+    """A PPO agent with the adaptive KL penalty."""
+
+    algorithm: PPOAlgorithmParameters = field(default_factory=PPOAlgorithmParameters)
+    """The algorithm's parameters."""
+
+    def agent_class(self) -> type[PPOAgent]:
+        return PPOAgent
+
+
+class PPOAgent(OnPolicyAgent):
+    """The KL-penalized surrogate, with beta adapted after every block."""
+
+    params: PPOAgentParameters
+
+    def __init__(self, params: PPOAgentParameters, *args: Any, **kwargs: Any) -> None:
+        super().__init__(params, *args, **kwargs)
+        self.kl_coefficient = params.algorithm.initial_kl_coefficient
+        self._block_kls: list[float] = []
+
+    def policy_loss(
+        self, log_prob: torch.Tensor, batch: Batch, advantages: torch.Tensor
+    ) -> torch.Tensor:
+        log_ratio = log_prob - batch.extras["log_prob"]
+        ratio = log_ratio.exp()
+        kl = ((ratio - 1) - log_ratio).mean()
+        return -(ratio * advantages).mean() + self.kl_coefficient * kl
+
+    def stop_epochs(self, losses: dict[str, float]) -> bool:
+        self._block_kls.append(losses["approx_kl"])
+        return False
+
+    def train(self) -> int:
+        steps = super().train()
+        if steps and self._block_kls:
+            kl = sum(self._block_kls) / len(self._block_kls)
+            target = self.params.algorithm.target_kl
+            if kl > 1.5 * target:
+                self.kl_coefficient *= 2.0
+            elif kl < target / 1.5:
+                self.kl_coefficient /= 2.0
+            self.log.scalar("Loss/kl_coefficient", self.kl_coefficient)
+            self._block_kls.clear()
+        return steps
+
+    def state_dict(self, include_memory: bool = False) -> dict[str, Any]:
+        state = super().state_dict(include_memory)
+        state["kl_coefficient"] = self.kl_coefficient
+        return state
+
+    def load_state_dict(self, state: dict[str, Any], episodes_in_flight: bool = True) -> None:
+        super().load_state_dict(state, episodes_in_flight)
+        self.kl_coefficient = float(state["kl_coefficient"])

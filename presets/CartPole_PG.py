@@ -1,0 +1,47 @@
+"""REINFORCE with a value baseline on CartPole-v1: 8 env copies, blocks of 500 steps
+(whole episodes), Monte Carlo returns, one gradient step per block."""
+
+from coach import (
+    BasicRLGraphManager,
+    EnvironmentEpisodes,
+    EnvironmentSteps,
+    GymEnvironmentParameters,
+    LinearSchedule,
+    MiddlewareParameters,
+    NetworkParameters,
+    PresetValidation,
+    ScheduleParameters,
+)
+from coach.agents.policy_gradients import PolicyGradientsAgentParameters
+from coach.networks import CategoricalPolicyHeadParameters, VHeadParameters
+
+BUDGET = 300_000
+
+schedule = ScheduleParameters(
+    heatup_steps=EnvironmentSteps(0),
+    improve_steps=EnvironmentSteps(BUDGET),
+    steps_between_evaluation_periods=EnvironmentSteps(10_000),
+    evaluation_steps=EnvironmentEpisodes(10),
+)
+
+agent = PolicyGradientsAgentParameters()
+agent.algorithm.discount = 0.99
+agent.algorithm.normalize_advantages = True
+agent.algorithm.entropy_coefficient = 0.0
+agent.algorithm.learning_rate_schedule = LinearSchedule(1e-3, 0.0, BUDGET)
+agent.memory.rollout_length = 500
+agent.network_wrappers = {
+    name: NetworkParameters(
+        middleware=MiddlewareParameters(scheme=[64, 64], activation="tanh"),
+        heads=[head],
+        learning_rate=1e-3,
+        gradient_clip_norm=0.5,
+    )
+    for name, head in (("actor", CategoricalPolicyHeadParameters()), ("critic", VHeadParameters()))
+}
+
+environment = GymEnvironmentParameters(level="CartPole-v1", num_envs=8)
+
+graph_manager = BasicRLGraphManager(agent, environment, schedule)
+
+validation = PresetValidation(min_reward=400, max_env_steps=BUDGET)

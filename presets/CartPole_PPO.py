@@ -1,0 +1,50 @@
+"""PPO with the adaptive KL penalty on CartPole-v1 (Schulman et al., 2017), with
+CartPole_ClippedPPO's rollout rhythm: 8 env copies, blocks of 32 steps, 20 epochs."""
+
+from coach import (
+    BasicRLGraphManager,
+    EnvironmentEpisodes,
+    EnvironmentSteps,
+    GymEnvironmentParameters,
+    LinearSchedule,
+    MiddlewareParameters,
+    NetworkParameters,
+    PresetValidation,
+    ScheduleParameters,
+)
+from coach.agents.ppo import PPOAgentParameters
+from coach.networks import CategoricalPolicyHeadParameters, VHeadParameters
+
+BUDGET = 100_000
+
+schedule = ScheduleParameters(
+    heatup_steps=EnvironmentSteps(0),
+    improve_steps=EnvironmentSteps(BUDGET),
+    steps_between_evaluation_periods=EnvironmentSteps(5000),
+    evaluation_steps=EnvironmentEpisodes(10),
+)
+
+agent = PPOAgentParameters()
+agent.algorithm.discount = 0.98
+agent.algorithm.gae_lambda = 0.8
+agent.algorithm.epochs = 20
+agent.algorithm.batch_size = 256
+agent.algorithm.entropy_coefficient = 0.0
+agent.algorithm.learning_rate_schedule = LinearSchedule(1e-3, 0.0, BUDGET)
+agent.algorithm.target_kl = 0.01
+agent.memory.rollout_length = 32
+agent.network_wrappers = {
+    name: NetworkParameters(
+        middleware=MiddlewareParameters(scheme=[64, 64], activation="tanh"),
+        heads=[head],
+        learning_rate=1e-3,
+        gradient_clip_norm=0.5,
+    )
+    for name, head in (("actor", CategoricalPolicyHeadParameters()), ("critic", VHeadParameters()))
+}
+
+environment = GymEnvironmentParameters(level="CartPole-v1", num_envs=8)
+
+graph_manager = BasicRLGraphManager(agent, environment, schedule)
+
+validation = PresetValidation(min_reward=475, max_env_steps=BUDGET, seeds=(0, 1, 2))
