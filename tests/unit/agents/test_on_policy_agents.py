@@ -137,7 +137,9 @@ def test_ppo_kl_coefficient_adapts_to_the_target() -> None:
     g.close()
 
 
-@pytest.mark.parametrize("params_class", [PPOAgentParameters, PolicyGradientsAgentParameters])
+@pytest.mark.parametrize(
+    "params_class", [PPOAgentParameters, PolicyGradientsAgentParameters, ActorCriticAgentParameters]
+)
 def test_same_seed_same_numbers(params_class: type) -> None:
     runs = []
     for seed in (1, 1, 2):
