@@ -190,12 +190,14 @@ def load_preset(spec: str, _depth: int = 0) -> Preset:
         candidate = folder / f"{spec}{suffix}"
         if candidate.exists():
             return _load_file(candidate, _depth)
+    # Close matches ignore case; a name that differs only in case or underscores comes first.
     names = list_presets()
-    close = difflib.get_close_matches(spec, names, n=3, cutoff=0.6)
-    if not close:
-        lowered = {n.lower().replace("_", ""): n for n in names}
-        key = spec.lower().replace("_", "")
-        close = [lowered[key]] if key in lowered else []
+    lowered = {n.lower(): n for n in names}
+    close = [lowered[m] for m in difflib.get_close_matches(spec.lower(), lowered, 3, 0.6)]
+    folded = {n.lower().replace("_", ""): n for n in names}
+    exact = folded.get(spec.lower().replace("_", ""))
+    if exact is not None:
+        close = [exact] + [n for n in close if n != exact]
     hint = f"; did you mean {', '.join(close)}?" if close else "; `coach -l` lists them"
     raise CoachError(f"no preset named {spec!r}{hint}")
 
