@@ -171,6 +171,10 @@ class Agent:
     def after_training_round(self) -> None:
         """Called after each training round (target syncs and the like)."""
 
+    def tensors(self, observation: Observation) -> dict[str, torch.Tensor]:
+        """A batch of observations as tensors on the agent's device."""
+        return {k: torch.as_tensor(v, device=self.device) for k, v in observation.items()}
+
     def memory_extras(self) -> dict[str, spaces.Space]:
         """Further columns the memory keeps per transition (see `store`); none by default."""
         return {}

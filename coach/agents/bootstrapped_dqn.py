@@ -78,7 +78,7 @@ class BootstrappedDQNAgent(DQNAgent):
 
     def choose_action(self, state: Observation) -> ActionInfo:
         with torch.no_grad():
-            heads = self.q_network(self._tensors(state))["q"].cpu().numpy()  # (B, K, A)
+            heads = self.q_network(self.tensors(state))["q"].cpu().numpy()  # (B, K, A)
         action = self.policy.get_action(heads, self.phase)
         return ActionInfo(action=action, action_values=heads.mean(axis=1))
 

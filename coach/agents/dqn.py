@@ -102,9 +102,6 @@ class DQNAgent(Agent):
 
     # -- acting -----------------------------------------------------------------------------
 
-    def _tensors(self, observation: Observation) -> dict[str, torch.Tensor]:
-        return {k: torch.as_tensor(v, device=self.device) for k, v in observation.items()}
-
     def action_values(self, outputs: dict[str, torch.Tensor]) -> torch.Tensor:
         """Q-values (B, A) from the network's outputs (the expectation, for distributions)."""
         return outputs["q"]
@@ -113,7 +110,7 @@ class DQNAgent(Agent):
         if self.noisy:
             self.q_network.online.reset_noise(self.torch_generator)
         with torch.no_grad():
-            q_values = self.action_values(self.q_network(self._tensors(state))).cpu().numpy()
+            q_values = self.action_values(self.q_network(self.tensors(state))).cpu().numpy()
         action = self.policy.get_action(q_values, self.phase)
         return ActionInfo(action=action, action_values=q_values)
 

@@ -109,9 +109,6 @@ class OnPolicyAgent(Agent):
 
     # -- the policy -------------------------------------------------------------------------
 
-    def _tensors(self, observation: Observation) -> dict[str, torch.Tensor]:
-        return {k: torch.as_tensor(v, device=self.device) for k, v in observation.items()}
-
     def distribution(self, states: dict[str, torch.Tensor]) -> CategoricalPolicy | GaussianPolicy:
         out = self.actor(states)["policy"]
         if not self.continuous:
@@ -124,7 +121,7 @@ class OnPolicyAgent(Agent):
 
     def choose_action(self, state: Observation) -> ActionInfo:
         with torch.no_grad():
-            tensors = self._tensors(state)
+            tensors = self.tensors(state)
             dist = self.distribution(tensors)
             if self.phase is RunPhase.EVALUATE:
                 return ActionInfo(action=dist.mode().cpu().numpy())
@@ -179,7 +176,7 @@ class OnPolicyAgent(Agent):
         algorithm = self.params.algorithm
         c = self.rollout.columns
         with torch.no_grad():
-            last = self.values(self._tensors(self.state)).cpu().numpy()
+            last = self.values(self.tensors(self.state)).cpu().numpy()
             final = np.zeros_like(c["rewards"], dtype=np.float64)
             truncated = np.flatnonzero(c["truncated"].reshape(-1))
             if len(truncated):
