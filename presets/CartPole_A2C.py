@@ -6,13 +6,12 @@ from coach import (
     EnvironmentEpisodes,
     EnvironmentSteps,
     GymEnvironmentParameters,
-    MiddlewareParameters,
-    NetworkParameters,
     PresetValidation,
     ScheduleParameters,
 )
 from coach.agents.actor_critic import ActorCriticAgentParameters
-from coach.networks import CategoricalPolicyHeadParameters, VHeadParameters
+from coach.agents.on_policy import actor_critic_networks
+from coach.networks import CategoricalPolicyHeadParameters
 
 schedule = ScheduleParameters(
     heatup_steps=EnvironmentSteps(0),
@@ -26,15 +25,9 @@ agent.algorithm.discount = 0.99
 agent.algorithm.gae_lambda = 1.0
 agent.algorithm.entropy_coefficient = 0.0
 agent.memory.rollout_length = 5
-agent.network_wrappers = {
-    name: NetworkParameters(
-        middleware=MiddlewareParameters(scheme=[64, 64], activation="tanh"),
-        heads=[head],
-        learning_rate=7e-4,
-        gradient_clip_norm=0.5,
-    )
-    for name, head in (("actor", CategoricalPolicyHeadParameters()), ("critic", VHeadParameters()))
-}
+agent.network_wrappers = actor_critic_networks(
+    CategoricalPolicyHeadParameters(), learning_rate=7e-4
+)
 
 environment = GymEnvironmentParameters(level="CartPole-v1", num_envs=8)
 

@@ -7,13 +7,12 @@ from coach import (
     EnvironmentSteps,
     GymEnvironmentParameters,
     LinearSchedule,
-    MiddlewareParameters,
-    NetworkParameters,
     PresetValidation,
     ScheduleParameters,
 )
+from coach.agents.on_policy import actor_critic_networks
 from coach.agents.policy_gradients import PolicyGradientsAgentParameters
-from coach.networks import CategoricalPolicyHeadParameters, VHeadParameters
+from coach.networks import CategoricalPolicyHeadParameters
 
 BUDGET = 300_000
 
@@ -30,15 +29,9 @@ agent.algorithm.normalize_advantages = True
 agent.algorithm.entropy_coefficient = 0.0
 agent.algorithm.learning_rate_schedule = LinearSchedule(1e-3, 0.0, BUDGET)
 agent.memory.rollout_length = 500
-agent.network_wrappers = {
-    name: NetworkParameters(
-        middleware=MiddlewareParameters(scheme=[64, 64], activation="tanh"),
-        heads=[head],
-        learning_rate=1e-3,
-        gradient_clip_norm=0.5,
-    )
-    for name, head in (("actor", CategoricalPolicyHeadParameters()), ("critic", VHeadParameters()))
-}
+agent.network_wrappers = actor_critic_networks(
+    CategoricalPolicyHeadParameters(), learning_rate=1e-3
+)
 
 environment = GymEnvironmentParameters(level="CartPole-v1", num_envs=8)
 

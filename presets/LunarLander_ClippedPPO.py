@@ -7,13 +7,12 @@ from coach import (
     EnvironmentEpisodes,
     EnvironmentSteps,
     GymEnvironmentParameters,
-    MiddlewareParameters,
-    NetworkParameters,
     PresetValidation,
     ScheduleParameters,
 )
 from coach.agents.clipped_ppo import ClippedPPOAgentParameters
-from coach.networks import CategoricalPolicyHeadParameters, VHeadParameters
+from coach.agents.on_policy import actor_critic_networks
+from coach.networks import CategoricalPolicyHeadParameters
 
 schedule = ScheduleParameters(
     heatup_steps=EnvironmentSteps(0),
@@ -29,15 +28,9 @@ agent.algorithm.epochs = 4
 agent.algorithm.batch_size = 64
 agent.algorithm.entropy_coefficient = 0.01
 agent.memory.rollout_length = 1024
-agent.network_wrappers = {
-    name: NetworkParameters(
-        middleware=MiddlewareParameters(scheme=[64, 64], activation="tanh"),
-        heads=[head],
-        learning_rate=3e-4,
-        gradient_clip_norm=0.5,
-    )
-    for name, head in (("actor", CategoricalPolicyHeadParameters()), ("critic", VHeadParameters()))
-}
+agent.network_wrappers = actor_critic_networks(
+    CategoricalPolicyHeadParameters(), learning_rate=3e-4
+)
 
 environment = GymEnvironmentParameters(level="LunarLander-v3", num_envs=16)
 

@@ -7,13 +7,12 @@ from coach import (
     EnvironmentEpisodes,
     EnvironmentSteps,
     GymEnvironmentParameters,
-    MiddlewareParameters,
-    NetworkParameters,
     PresetValidation,
     ScheduleParameters,
 )
 from coach.agents.clipped_ppo import ClippedPPOAgentParameters
-from coach.networks import GaussianPolicyHeadParameters, VHeadParameters
+from coach.agents.on_policy import actor_critic_networks
+from coach.networks import GaussianPolicyHeadParameters
 
 schedule = ScheduleParameters(
     heatup_steps=EnvironmentSteps(0),
@@ -29,18 +28,9 @@ agent.algorithm.epochs = 10
 agent.algorithm.batch_size = 64
 agent.algorithm.entropy_coefficient = 0.0
 agent.memory.rollout_length = 1024
-agent.network_wrappers = {
-    name: NetworkParameters(
-        middleware=MiddlewareParameters(scheme=[64, 64], activation="tanh"),
-        heads=[head],
-        learning_rate=1e-3,
-        gradient_clip_norm=0.5,
-    )
-    for name, head in (
-        ("actor", GaussianPolicyHeadParameters(initial_log_std=0.0)),
-        ("critic", VHeadParameters()),
-    )
-}
+agent.network_wrappers = actor_critic_networks(
+    GaussianPolicyHeadParameters(initial_log_std=0.0), learning_rate=1e-3
+)
 
 environment = GymEnvironmentParameters(level="Pendulum-v1", num_envs=4)
 

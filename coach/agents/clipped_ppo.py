@@ -12,6 +12,7 @@ approximate KL divergence passes 1.5 times ``target_kl``.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 import torch
 
@@ -66,6 +67,11 @@ class ClippedPPOAgent(OnPolicyAgent):
 
     params: ClippedPPOAgentParameters
 
+    def __init__(self, params: ClippedPPOAgentParameters, *args: Any, **kwargs: Any) -> None:
+        super().__init__(params, *args, **kwargs)
+        self.clip = params.algorithm.clip_range_schedule.value(0)
+        """The clip range of the block being learned from (set before each block)."""
+
     def before_learning(self) -> None:
         super().before_learning()
         self.clip = self.params.algorithm.clip_range_schedule.value(self.training_env_steps)
@@ -78,10 +84,7 @@ class ClippedPPOAgent(OnPolicyAgent):
     def policy_loss(
         self, log_prob: torch.Tensor, batch: Batch, advantages: torch.Tensor
     ) -> torch.Tensor:
-        clip = getattr(self, "clip", None)
-        if clip is None:
-            clip = self.params.algorithm.clip_range_schedule.value(self.training_env_steps)
-        return clipped_surrogate_loss(log_prob, batch.extras["log_prob"], advantages, clip)
+        return clipped_surrogate_loss(log_prob, batch.extras["log_prob"], advantages, self.clip)
 
     def value_loss(self, values: torch.Tensor, batch: Batch) -> torch.Tensor:
         bound = self.params.algorithm.value_clip_range

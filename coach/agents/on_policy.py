@@ -22,7 +22,11 @@ from coach.core.types import ActionInfo, Batch, EnvResponse, Observation
 from coach.errors import CoachError
 from coach.memories.rollout import Rollout, RolloutParameters
 from coach.networks.distributions import CategoricalPolicy, GaussianPolicy
-from coach.networks.heads import CategoricalPolicyHeadParameters, VHeadParameters
+from coach.networks.heads import (
+    CategoricalPolicyHeadParameters,
+    HeadParameters,
+    VHeadParameters,
+)
 from coach.networks.parameters import MiddlewareParameters, NetworkParameters
 from coach.schedules import Schedule
 
@@ -45,6 +49,26 @@ class OnPolicyAlgorithmParameters(AlgorithmParameters):
     """Standardize the advantages of each minibatch."""
     squash_actions: bool = False
     """Box actions: tanh-squash the Gaussian into the bounds (else clip into them)."""
+
+
+def actor_critic_networks(
+    policy_head: HeadParameters,
+    learning_rate: float,
+    scheme: list[int] | None = None,
+    activation: str = "tanh",
+    gradient_clip_norm: float | None = 0.5,
+) -> dict[str, NetworkParameters]:
+    """Separate ``actor`` (the policy head) and ``critic`` (a value head) networks of the same
+    shape, as SB3 and RL Zoo build them for on-policy agents."""
+    return {
+        name: NetworkParameters(
+            middleware=MiddlewareParameters(scheme=list(scheme or [64, 64]), activation=activation),
+            heads=[head],
+            learning_rate=learning_rate,
+            gradient_clip_norm=gradient_clip_norm,
+        )
+        for name, head in (("actor", policy_head), ("critic", VHeadParameters()))
+    }
 
 
 def default_networks() -> dict[str, NetworkParameters]:
