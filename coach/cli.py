@@ -103,6 +103,7 @@ class RunOptions:
     """The command line, for one run."""
 
     preset: str | None
+    level: str | None
     experiment_name: str | None
     experiment_path: Path
     seed: int | None
@@ -124,6 +125,12 @@ class RunOptions:
 @click.command(context_settings={"help_option_names": ["-h", "--help"]})
 @click.option("-p", "--preset", help="Preset name, path/to/preset.py, run.yaml or module:attr.")
 @click.option("-l", "--list", "list_", is_flag=True, help="List the presets and exit.")
+@click.option(
+    "-lvl",
+    "--level",
+    default=None,
+    help="A level of the preset's level set: an Atari game, a MuJoCo or Box2D task.",
+)
 @click.option("-e", "--experiment-name", help="Experiment folder name (default: the preset's).")
 @click.option(
     "-ep",
@@ -213,6 +220,15 @@ def _prepare(opts: RunOptions) -> tuple[Any, dict[str, Any] | None]:
     for text in opts.custom_parameters:
         path, value = parse_override(text)
         set_parameter(roots, path, value)
+    environment: Any = roots.get("environment")
+    if opts.level is not None:
+        if opts.resume is not None:
+            raise CoachError("--resume continues the level of the experiment it resumes")
+        if not hasattr(environment, "select_level"):
+            raise CoachError("this preset's environment has no levels to choose from")
+        environment.select_level(opts.level)
+    if getattr(environment, "level_set", None) is not None:
+        environment.select_level(environment.level)  # a wrong level fails here, not mid-run
     source = opts.resume or opts.checkpoint_restore_dir
     checkpoint = load_checkpoint(source) if source is not None else None
     if checkpoint is not None and checkpoint["preset"] != preset.name:
@@ -260,7 +276,8 @@ def _run(opts: RunOptions) -> int:
         assert opts.resume is not None and checkpoint is not None
         directory, run_seed = opts.resume, int(checkpoint["seed"])
     else:
-        directory = _experiment_dir(opts.experiment_path, opts.experiment_name or preset.name)
+        default_name = preset.name if opts.level is None else f"{preset.name}_{opts.level}"
+        directory = _experiment_dir(opts.experiment_path, opts.experiment_name or default_name)
         run_seed = opts.seed if opts.seed is not None else (preset.seed or 0)
     if not resuming or opts.custom_parameters:
         write_params(directory / "params.yaml", preset, run_seed, list(opts.custom_parameters))
@@ -285,7 +302,9 @@ def _run(opts: RunOptions) -> int:
     if resuming:
         logger.info(f"resumed from {checkpoint['path']} at {graph.env_steps} env steps")  # type: ignore[index]
     else:
-        logger.info(f"{preset.name}: seed {run_seed}, writing to {directory}")
+        level = getattr(preset.graph_manager.parameters().get("environment"), "level", None)
+        on = f" on {level}" if level else ""
+        logger.info(f"{preset.name}{on}: seed {run_seed}, writing to {directory}")
         settable, _ = flatten(preset.graph_manager.parameters())
         logger.hparams(
             "graph",

@@ -121,6 +121,11 @@ def _from_module(module: ModuleType, name: str, source: str, attr: str = "graph_
 
 
 def _load_python(path: Path) -> Preset:
+    # Modules next to the preset import as they would next to a script (a custom
+    # environment named "my_env:MyEnv").
+    folder = str(path.parent.resolve())
+    if folder not in sys.path:
+        sys.path.append(folder)
     module_name = f"coach_preset_{path.stem}_{abs(hash(str(path.resolve())))}"
     return _from_module(_exec_file(path, module_name), path.stem, str(path))
 
@@ -205,7 +210,11 @@ def load_preset(spec: str, _depth: int = 0) -> Preset:
 def describe(preset: Preset) -> tuple[str, str]:
     """The environment and the agent of a preset, for ``coach -l``."""
     roots = preset.graph_manager.parameters()
-    environment = getattr(roots.get("environment"), "level", "?")
+    env_params = roots.get("environment")
+    environment = str(getattr(env_params, "level", "?"))
+    level_set = getattr(env_params, "level_set", None)
+    if level_set is not None:
+        environment += f" (-lvl: {level_set})"
     agent = roots.get("agent")
     agent_name = type(agent).__name__.removesuffix("Parameters") if agent is not None else "?"
-    return str(environment), agent_name
+    return environment, agent_name

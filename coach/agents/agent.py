@@ -183,10 +183,9 @@ class Agent:
 
     def reset(self, response: EnvResponse) -> None:
         """Start from the first observations of new episodes in every env."""
-        self.input_filter.reset(np.ones(len(response.reward), dtype=bool))
-        self.state = self.input_filter.filter_observation(
-            response.observation, update=self.phase is not RunPhase.EVALUATE
-        )
+        every_env = np.arange(len(response.reward))
+        self.input_filter.end_episodes(np.ones(len(every_env), dtype=bool))
+        self.state = self.input_filter.start_episodes(response.observation, every_env)
 
     def set_goal(self, goal: Any) -> None:
         """Take a goal (or option) from the level above."""
@@ -228,13 +227,18 @@ class Agent:
             self.state = next_state
             return
         done = response.terminated | response.truncated
+        self.input_filter.end_episodes(done)
         self.handle_episode_ended(done, response)
-        if not self.input_filter.observation_filters:
+        if not self.input_filter.filters_observations:
             self.state = response.observation
             return
-        self.input_filter.reset(done)
-        first = self.input_filter.filter_observation(response.observation, update=False)
-        self.state = {k: np.where(_rows(done, v), first[k], v) for k, v in next_state.items()}
+        rows = np.flatnonzero(done)
+        first = self.input_filter.start_episodes(
+            {k: v[rows] for k, v in response.observation.items()}, rows
+        )
+        self.state = {k: v.copy() for k, v in next_state.items()}
+        for key, value in first.items():
+            self.state[key][rows] = value
 
     def store(self, next_state: Observation, reward: np.ndarray, response: EnvResponse) -> None:
         """Keep a step for learning (default: in the memory, as it is)."""
@@ -336,8 +340,3 @@ class Agent:
             self.exploration.load_state_dict(state["exploration"])
         for name, value in state["counters"].items():
             setattr(self, name, int(value))
-
-
-def _rows(mask: np.ndarray, like: np.ndarray) -> np.ndarray:
-    """``mask`` (B,) shaped to broadcast against ``like`` (B, ...)."""
-    return mask.reshape((-1,) + (1,) * (like.ndim - 1))

@@ -1,10 +1,16 @@
-"""The environment interface and the gymnasium adapter."""
+"""The environment interface, the gymnasium adapter, Atari and the level sets."""
 
+from coach.environments.atari import AtariEnvironmentParameters
 from coach.environments.environment import Environment
-from coach.environments.gym_environment import (
-    GymEnvironment,
-    GymEnvironmentParameters,
-    make_gym_env,
-)
+from coach.environments.gym_environment import GymEnvironment, GymEnvironmentParameters
+from coach.environments.levels import LEVEL_SETS, levels, resolve_level
 
-__all__ = ["Environment", "GymEnvironment", "GymEnvironmentParameters", "make_gym_env"]
+__all__ = [
+    "LEVEL_SETS",
+    "AtariEnvironmentParameters",
+    "Environment",
+    "GymEnvironment",
+    "GymEnvironmentParameters",
+    "levels",
+    "resolve_level",
+]

@@ -42,6 +42,16 @@ def _time_limits(env: gym.Env) -> list[gym.wrappers.TimeLimit]:
     return out
 
 
+def _wrappers_with_state(env: gym.Env) -> list[Any]:
+    """Wrappers that keep state of their own (``get_wrapper_state``), outermost first."""
+    out = []
+    while isinstance(env, gym.Wrapper):
+        if callable(getattr(env, "get_wrapper_state", None)):
+            out.append(env)
+        env = env.env
+    return out
+
+
 def _family(unwrapped: gym.Env) -> str | None:
     if (
         callable(getattr(unwrapped, "get_state", None))
@@ -69,6 +79,7 @@ def get_env_state(env: gym.Env) -> dict[str, Any] | None:
         "family": family,
         "elapsed_steps": [t._elapsed_steps for t in _time_limits(env)],
         "rng": unwrapped.np_random.bit_generator.state,
+        "wrappers": [w.get_wrapper_state() for w in _wrappers_with_state(env)],
     }
     if family == "own":
         state["own"] = unwrapped.get_state()  # type: ignore[attr-defined]
@@ -109,3 +120,7 @@ def set_env_state(env: gym.Env, state: dict[str, Any]) -> None:
     unwrapped.np_random.bit_generator.state = state["rng"]
     for limit, elapsed in zip(_time_limits(env), state["elapsed_steps"], strict=False):
         limit._elapsed_steps = elapsed
+    for wrapper, wrapper_state in zip(
+        _wrappers_with_state(env), state.get("wrappers", []), strict=False
+    ):
+        wrapper.set_wrapper_state(wrapper_state)

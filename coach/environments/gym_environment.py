@@ -21,6 +21,7 @@ from gymnasium import spaces
 from coach.core.types import EnvResponse
 from coach.environments.env_state import get_env_state, set_env_state
 from coach.environments.environment import Environment
+from coach.environments.levels import resolve_level
 from coach.errors import CoachError
 
 
@@ -40,30 +41,50 @@ class GymEnvironmentParameters:
     """The name a non-dict observation gets in the observation dictionary."""
     render_mode: str | None = None
     """Gymnasium render mode (``human``, ``rgb_array``) or ``None``."""
+    level_set: str | None = None
+    """The level set ``-lvl`` picks ``level`` from (``atari``, ``mujoco``, ``box2d``), if any."""
 
     def build(self) -> GymEnvironment:
         return GymEnvironment(self)
 
+    def select_level(self, name: str) -> None:
+        """Pick ``name`` from the level set (``-lvl``).
 
-def make_gym_env(params: GymEnvironmentParameters) -> gym.Env:
-    """Make one copy: by registered id, or by importing ``module:Class``."""
-    kwargs = dict(params.kwargs)
-    if params.render_mode is not None:
-        kwargs["render_mode"] = params.render_mode
-    if ":" in params.level and params.level not in gym.registry:
-        module_name, _, class_name = params.level.partition(":")
+        Raises:
+            CoachError: when there is no level set or no such level in it.
+        """
+        if self.level_set is None:
+            raise CoachError(
+                f"this preset's environment ({self.level}) has no level set to choose from; "
+                f"-cp environment.level=ID changes its environment"
+            )
+        self.level = resolve_level(self.level_set, name)
+
+    def make_env(self) -> gym.Env:
+        """Make one copy: by registered id, by a level of the level set, or by importing
+        ``module:Class``."""
+        kwargs = dict(self.kwargs)
+        if self.render_mode is not None:
+            kwargs["render_mode"] = self.render_mode
+        level = self.level
+        if self.level_set is not None:
+            level = resolve_level(self.level_set, level)
+        elif level.startswith("coach/"):
+            import environments  # noqa: F401 - registers the environments Coach ships
+        if ":" in level and level not in gym.registry:
+            module_name, _, class_name = level.partition(":")
+            try:
+                env_class = getattr(importlib.import_module(module_name), class_name)
+            except (ImportError, AttributeError) as error:
+                raise CoachError(f"cannot load environment {level!r}: {error}") from error
+            env: gym.Env = env_class(**kwargs)
+            if self.max_episode_steps is not None:
+                env = gym.wrappers.TimeLimit(env, self.max_episode_steps)
+            return env
         try:
-            env_class = getattr(importlib.import_module(module_name), class_name)
-        except (ImportError, AttributeError) as error:
-            raise CoachError(f"cannot load environment {params.level!r}: {error}") from error
-        env: gym.Env = env_class(**kwargs)
-        if params.max_episode_steps is not None:
-            env = gym.wrappers.TimeLimit(env, params.max_episode_steps)
-        return env
-    try:
-        return gym.make(params.level, max_episode_steps=params.max_episode_steps, **kwargs)
-    except gym.error.Error as error:
-        raise CoachError(f"cannot make gymnasium environment {params.level!r}: {error}") from error
+            return gym.make(level, max_episode_steps=self.max_episode_steps, **kwargs)
+        except gym.error.Error as error:
+            raise CoachError(f"cannot make gymnasium environment {level!r}: {error}") from error
 
 
 class GymEnvironment(Environment):
@@ -74,7 +95,7 @@ class GymEnvironment(Environment):
             raise CoachError(f"num_envs must be >= 1, got {params.num_envs}")
         self.params = params
         self.num_envs = params.num_envs
-        self.envs = [make_gym_env(params) for _ in range(self.num_envs)]
+        self.envs = [params.make_env() for _ in range(self.num_envs)]
         single_space = self.envs[0].observation_space
         self._dict_observations = isinstance(single_space, spaces.Dict)
         self.observation_space: spaces.Dict

@@ -5,6 +5,11 @@ answers with the space it will emit (or refuses the input space with an error na
 It never mutates the space it was given. Filters work on batches (the leading axis is over
 environment copies). A filter that keeps statistics or history offers ``state_dict`` and
 ``load_state_dict`` so checkpoints carry it.
+
+Two kinds of state are kept apart. Learned statistics (a running mean) change only when
+``filter`` is called with ``update=True``: in heatup and training, never in evaluation.
+Per-episode history (the last frames of a frame stack) moves on with every call, in every
+phase; `ObservationFilter.start_episodes` starts it over for the envs whose episode begins.
 """
 
 from __future__ import annotations
@@ -16,10 +21,7 @@ from gymnasium import spaces
 
 
 class Filter:
-    """What every filter shares: state for checkpoints and per-env episode resets."""
-
-    def reset(self, env_mask: np.ndarray) -> None:
-        """Forget per-episode history for the envs where ``env_mask`` is true."""
+    """What every filter shares: state for checkpoints."""
 
     def state_dict(self) -> dict[str, Any]:
         """What a checkpoint needs to restore the filter (empty when it keeps nothing)."""
@@ -44,12 +46,25 @@ class ObservationFilter(Filter):
         """Transform a batch ``(B, ...)``; ``update=False`` leaves statistics untouched."""
         return observation
 
+    def start_episodes(self, observation: np.ndarray, rows: np.ndarray) -> np.ndarray:
+        """Transform the first observations of new episodes in the envs ``rows``.
+
+        ``observation`` holds one row per entry of ``rows`` (env indices). A filter with
+        per-episode history starts it over for those envs (and leaves the others alone);
+        a filter without history transforms the rows as `filter` does, statistics frozen.
+        """
+        return self.filter(observation, update=False)
+
 
 class RewardFilter(Filter):
     """Transforms a batch of rewards ``(B,)``."""
 
     def filter(self, reward: np.ndarray, update: bool = True) -> np.ndarray:
         return reward
+
+    def reset(self, env_mask: np.ndarray) -> None:
+        """The episodes of the envs where ``env_mask`` is true have ended (after `filter` saw
+        their last reward): forget their per-episode history."""
 
 
 class ActionFilter(Filter):

@@ -13,19 +13,29 @@ from gymnasium import spaces
 
 from coach.errors import CoachError
 from coach.filters.filter import ActionFilter, ObservationFilter, RewardFilter
+from coach.filters.observation.select_keys import ObservationSelectKeysFilter
 
 
 @dataclass(slots=True, kw_only=True)
 class InputFilter:
     """What an agent's observations and rewards go through before it sees them."""
 
+    select_keys: ObservationSelectKeysFilter | None = None
+    """Keeps only some observation keys; applied first, before the per-key filters."""
     observation_filters: dict[str, list[ObservationFilter]] = field(default_factory=dict)
     """Filters per observation key, applied in order."""
     reward_filters: list[RewardFilter] = field(default_factory=list)
     """Filters applied to the reward, in order."""
 
+    @property
+    def filters_observations(self) -> bool:
+        """Whether observations go through any filter at all."""
+        return self.select_keys is not None or bool(self.observation_filters)
+
     def bind(self, observation_space: spaces.Dict) -> spaces.Dict:
         """Check the filters against the environment's space; return the agent's space."""
+        if self.select_keys is not None:
+            observation_space = self.select_keys.output_space(observation_space)
         unknown = set(self.observation_filters) - set(observation_space.spaces)
         if unknown:
             raise CoachError(
@@ -42,6 +52,8 @@ class InputFilter:
     def filter_observation(
         self, observation: dict[str, np.ndarray], update: bool = True
     ) -> dict[str, np.ndarray]:
+        if self.select_keys is not None:
+            observation = self.select_keys.filter(observation, update)
         if not self.observation_filters:
             return observation
         out = dict(observation)
@@ -57,12 +69,30 @@ class InputFilter:
             reward = f.filter(reward, update)
         return reward
 
+    def start_episodes(
+        self, observation: dict[str, np.ndarray], rows: np.ndarray
+    ) -> dict[str, np.ndarray]:
+        """The first observations of new episodes in the envs ``rows`` (one row each), through
+        the filters; filters with per-episode history start it over for those envs."""
+        if self.select_keys is not None:
+            observation = self.select_keys.start_episodes(observation, rows)
+        if not self.observation_filters:
+            return observation
+        out = dict(observation)
+        for key, filters in self.observation_filters.items():
+            value = out[key]
+            for f in filters:
+                value = f.start_episodes(value, rows)
+            out[key] = value
+        return out
+
+    def end_episodes(self, env_mask: np.ndarray) -> None:
+        """The episodes of the envs in ``env_mask`` ended (their last reward is filtered)."""
+        for f in self.reward_filters:
+            f.reset(env_mask)
+
     def _all(self) -> list[Any]:
         return [f for fs in self.observation_filters.values() for f in fs] + self.reward_filters
-
-    def reset(self, env_mask: np.ndarray) -> None:
-        for f in self._all():
-            f.reset(env_mask)
 
     def state_dict(self) -> dict[str, Any]:
         return {str(i): f.state_dict() for i, f in enumerate(self._all())}

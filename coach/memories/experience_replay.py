@@ -2,19 +2,23 @@
 
 Transitions live in preallocated numpy arrays, one per field and observation key, so storing
 a batch of B steps is a handful of slice assignments and sampling is fancy indexing: there is
-no Python object per step.
+no Python object per step. An observation key whose space is `StackedFrames` (the output of
+a frame-stacking filter) keeps each frame once, in a `FrameStore`, rather than each stack.
 """
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 from gymnasium import spaces
 
+from coach.core.spaces import StackedFrames
 from coach.core.types import Batch
 from coach.errors import CoachError
+from coach.memories.frame_store import FrameStore
 from coach.memories.memory import Memory
 
 
@@ -66,18 +70,54 @@ class ExperienceReplay(Memory):
             raise CoachError(f"a replay memory needs a capacity >= 1, got {capacity}")
         self.capacity = capacity
         self.rng = rng
-        self.states = {k: _column(capacity, s) for k, s in observation_space.spaces.items()}
-        self.next_states = {k: _column(capacity, s) for k, s in observation_space.spaces.items()}
+        plain = {
+            k: s for k, s in observation_space.spaces.items() if not isinstance(s, StackedFrames)
+        }
+        self.states = {k: _column(capacity, s) for k, s in plain.items()}
+        self.next_states = {k: _column(capacity, s) for k, s in plain.items()}
+        self.frame_stores = {
+            k: FrameStore(capacity, s)
+            for k, s in observation_space.spaces.items()
+            if isinstance(s, StackedFrames)
+        }
+        """The keys whose frames are stored once each (`StackedFrames` spaces)."""
         self.actions = _column(capacity, action_space)
         self.rewards = np.zeros(capacity, dtype=np.float32)
         self.terminated = np.zeros(capacity, dtype=bool)
         self.truncated = np.zeros(capacity, dtype=bool)
         self.extras = {k: _column(capacity, s) for k, s in (extra_spaces or {}).items()}
         self._position = 0
+        """The row the next transition goes to."""
         self._size = 0
+        """How many rows before ``_position`` (around the ring) hold live transitions."""
+        self._filled = 0
+        """How many rows have ever been written (at most the capacity)."""
 
     def __len__(self) -> int:
         return self._size
+
+    def nbytes(self) -> int:
+        """Bytes held by the memory's arrays."""
+        columns = [*self.states.values(), *self.next_states.values(), *self.extras.values()]
+        columns += [self.actions, self.rewards, self.terminated, self.truncated]
+        return sum(c.nbytes for c in columns) + sum(f.nbytes() for f in self.frame_stores.values())
+
+    def _live_rows(self) -> np.ndarray:
+        """The live rows, oldest first."""
+        return (self._position - self._size + np.arange(self._size)) % self.capacity
+
+    def _forget_oldest(self, store: FrameStore, stamp: int) -> None:
+        """Forget the oldest transitions stored before ``stamp`` frames of ``store`` had been
+        written: frames they refer to are about to be overwritten."""
+        while self._size:
+            oldest = (self._position - self._size) % self.capacity
+            if store.stamps[oldest] >= stamp:
+                return
+            self._forget(np.array([oldest]))
+            self._size -= 1
+
+    def _forget(self, rows: np.ndarray) -> None:
+        """Hook: ``rows`` no longer hold live transitions."""
 
     def _positions(self, count: int) -> slice | np.ndarray:
         start = self._position
@@ -99,9 +139,15 @@ class ExperienceReplay(Memory):
         if count > self.capacity:
             raise CoachError(f"a batch of {count} does not fit a memory of {self.capacity}")
         where = self._positions(count)
+        # The rows about to be overwritten stop being live first.
+        self._size = min(self._size, self.capacity - count)
         for key, column in self.states.items():
             column[where] = state[key]
             self.next_states[key][where] = next_state[key]
+        for key, store in self.frame_stores.items():
+            store.store(
+                where, state[key], next_state[key], functools.partial(self._forget_oldest, store)
+            )
         self.actions[where] = action
         self.rewards[where] = reward
         self.terminated[where] = terminated
@@ -115,24 +161,30 @@ class ExperienceReplay(Memory):
             for key, column in self.extras.items():
                 column[where] = extras[key]
         self._position = (self._position + count) % self.capacity
-        if self._size < self.capacity:
-            self._size = min(self._size + count, self.capacity)
+        self._size += count
+        self._filled = min(self._filled + count, self.capacity)
 
     def sample(self, batch_size: int) -> Batch:
         if self._size == 0:
             raise CoachError("cannot sample from an empty replay memory")
         if batch_size < 1:
             raise CoachError(f"a batch needs at least one transition, got {batch_size}")
-        indices = self.rng.integers(0, self._size, size=batch_size)
-        return self.get(indices)
+        offsets = self.rng.integers(0, self._size, size=batch_size)
+        if self._size == self.capacity:
+            return self.get(offsets)  # every row is live
+        return self.get((self._position - self._size + offsets) % self.capacity)
 
     def get(self, indices: np.ndarray) -> Batch:
         """The transitions at ``indices`` (positions in the buffer) as a `Batch`."""
+        states = {k: v[indices] for k, v in self.states.items()}
+        next_states = {k: v[indices] for k, v in self.next_states.items()}
+        for key, store in self.frame_stores.items():
+            states[key], next_states[key] = store.get(indices)
         return Batch(
-            states={k: v[indices] for k, v in self.states.items()},
+            states=states,
             actions=self.actions[indices],
             rewards=self.rewards[indices],
-            next_states={k: v[indices] for k, v in self.next_states.items()},
+            next_states=next_states,
             terminated=self.terminated[indices],
             truncated=self.truncated[indices],
             indices=indices,
@@ -140,45 +192,82 @@ class ExperienceReplay(Memory):
         )
 
     def state_dict(self) -> dict[str, Any]:
-        """The stored rows as they lie in the buffer, with the write position."""
-        size = self._size
+        """The rows as they lie in the buffer, with the write position and the live count."""
+        filled = self._filled
         return {
             "capacity": self.capacity,
             "position": self._position,
-            "size": size,
-            "states": {k: v[:size].copy() for k, v in self.states.items()},
-            "next_states": {k: v[:size].copy() for k, v in self.next_states.items()},
-            "actions": self.actions[:size].copy(),
-            "rewards": self.rewards[:size].copy(),
-            "terminated": self.terminated[:size].copy(),
-            "truncated": self.truncated[:size].copy(),
-            "extras": {k: v[:size].copy() for k, v in self.extras.items()},
+            "size": self._size,
+            "filled": filled,
+            "states": {k: v[:filled].copy() for k, v in self.states.items()},
+            "next_states": {k: v[:filled].copy() for k, v in self.next_states.items()},
+            "frame_stores": {k: f.state_dict() for k, f in self.frame_stores.items()},
+            "actions": self.actions[:filled].copy(),
+            "rewards": self.rewards[:filled].copy(),
+            "terminated": self.terminated[:filled].copy(),
+            "truncated": self.truncated[:filled].copy(),
+            "extras": {k: v[:filled].copy() for k, v in self.extras.items()},
         }
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
         """Restore the rows of `state_dict`.
 
         Into a memory of the same capacity the buffer is restored as it was, so sampling
-        continues exactly; into another capacity the rows are laid out oldest first.
+        continues exactly; into another capacity the live rows are stored again, oldest first.
         """
         size = int(state["size"])
         if size > self.capacity:
             raise CoachError(
                 f"a memory of {size} transitions does not fit a capacity of {self.capacity}"
             )
-        same_layout = int(state["capacity"]) == self.capacity
-        if same_layout or size < int(state["capacity"]):
-            order: slice | np.ndarray = slice(None)  # the saved rows are already oldest first
-            position = int(state["position"]) if same_layout else size % self.capacity
-        else:
-            order = (int(state["position"]) + np.arange(size)) % size
-            position = size % self.capacity
-        for name in ("states", "next_states"):
-            for key, column in getattr(self, name).items():
-                column[:size] = state[name][key][order]
-        for name in ("actions", "rewards", "terminated", "truncated"):
-            getattr(self, name)[:size] = state[name][order]
-        for key, column in self.extras.items():
-            column[:size] = state["extras"][key][order]
-        self._position = position
-        self._size = size
+        if int(state["capacity"]) == self.capacity:
+            filled = int(state.get("filled", size))
+            for name in ("states", "next_states"):
+                for key, column in getattr(self, name).items():
+                    column[:filled] = state[name][key]
+            for key, store in self.frame_stores.items():
+                store.load_state_dict(state["frame_stores"][key])
+            for name in ("actions", "rewards", "terminated", "truncated"):
+                getattr(self, name)[:filled] = state[name]
+            for key, column in self.extras.items():
+                column[:filled] = state["extras"][key]
+            self._position = int(state["position"])
+            self._size = size
+            self._filled = filled
+            return
+        saved = _SavedRows(state)
+        self._position = self._size = self._filled = 0
+        rows = saved.live_rows()
+        for start in range(0, len(rows), 4096):
+            self.store(**saved.transitions(rows[start : start + 4096]))
+
+
+class _SavedRows:
+    """The rows of another memory's `state_dict`, read back as transitions."""
+
+    def __init__(self, state: dict[str, Any]) -> None:
+        self.state = state
+        self.stores: dict[str, tuple[np.ndarray, dict[str, Any]]] = {
+            key: (saved["frames"], saved) for key, saved in state.get("frame_stores", {}).items()
+        }
+
+    def live_rows(self) -> np.ndarray:
+        capacity, size = int(self.state["capacity"]), int(self.state["size"])
+        return (int(self.state["position"]) - size + np.arange(size)) % capacity
+
+    def transitions(self, rows: np.ndarray) -> dict[str, Any]:
+        state = self.state
+        states = {k: v[rows] for k, v in state["states"].items()}
+        next_states = {k: v[rows] for k, v in state["next_states"].items()}
+        for key, (frames, saved) in self.stores.items():
+            states[key] = frames[saved["state_slots"][rows]]
+            next_states[key] = frames[saved["next_state_slots"][rows]]
+        return {
+            "state": states,
+            "action": state["actions"][rows],
+            "reward": state["rewards"][rows],
+            "next_state": next_states,
+            "terminated": state["terminated"][rows],
+            "truncated": state["truncated"][rows],
+            "extras": {k: v[rows] for k, v in state["extras"].items()} or None,
+        }

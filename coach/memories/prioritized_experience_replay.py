@@ -153,6 +153,10 @@ class PrioritizedExperienceReplay(ExperienceReplay):
         self.sum_tree.update(rows, self._max_priority)
         self.min_tree.update(rows, self._max_priority)
 
+    def _forget(self, rows: np.ndarray) -> None:
+        self.sum_tree.update(rows, 0.0)
+        self.min_tree.update(rows, np.inf)
+
     def sample(self, batch_size: int) -> Batch:
         """``batch_size`` rows drawn by priority, with ``indices`` and ``weights`` set."""
         if self._size == 0:
@@ -212,7 +216,7 @@ class PrioritizedExperienceReplay(ExperienceReplay):
         """The stored rows as `ExperienceReplay` saves them, with their priorities, the
         largest priority so far, alpha and the number of sample calls."""
         state = super().state_dict()
-        state["priorities"] = self.sum_tree[np.arange(self._size)]
+        state["priorities"] = self.sum_tree[np.arange(self._filled)]
         state["max_priority"] = self._max_priority
         state["alpha"] = self.alpha
         state["sample_calls"] = self.sample_calls
@@ -229,7 +233,9 @@ class PrioritizedExperienceReplay(ExperienceReplay):
         """
         if "priorities" not in state:
             super().load_state_dict(state)
-            self._reset_priorities(np.ones(self._size), max_priority=1.0, sample_calls=0)
+            priorities = np.zeros(self._filled)
+            priorities[self._live_rows()] = 1.0
+            self._reset_priorities(priorities, max_priority=1.0, sample_calls=0)
             return
 
         saved_capacity = int(state["capacity"])
@@ -239,13 +245,20 @@ class PrioritizedExperienceReplay(ExperienceReplay):
                 f"into one of capacity {self.capacity}: its priorities belong to positions in "
                 f"the ring; restore it with max_size={saved_capacity}"
             )
-        size = int(state["size"])
+        filled = int(state.get("filled", state["size"]))
         priorities = np.asarray(state["priorities"], dtype=np.float64)
         max_priority = float(state["max_priority"])
-        if priorities.shape != (size,) or not (np.all(priorities > 0) and max_priority > 0):
+        live = int(state["position"]) - int(state["size"]) + np.arange(int(state["size"]))
+        if (
+            priorities.shape != (filled,)
+            or not np.all(priorities >= 0)
+            or not np.all(priorities[live % saved_capacity] > 0)
+            or not max_priority > 0
+        ):
             raise CoachError(
-                f"the saved prioritized replay memory is corrupted: it needs {size} positive "
-                f"priorities and a positive max priority, got shape {priorities.shape}"
+                f"the saved prioritized replay memory is corrupted: it needs {filled} "
+                f"priorities, positive for its {state['size']} live rows, and a positive max "
+                f"priority, got shape {priorities.shape}"
             )
         saved_alpha = float(state["alpha"])
         if saved_alpha != self.alpha and saved_alpha > 0:
@@ -260,12 +273,13 @@ class PrioritizedExperienceReplay(ExperienceReplay):
     def _reset_priorities(
         self, priorities: np.ndarray, max_priority: float, sample_calls: int
     ) -> None:
-        """Trees holding ``priorities`` for rows ``0 .. len - 1`` and nothing else."""
+        """Trees holding ``priorities`` for rows ``0 .. len - 1`` (0 for rows that hold no
+        live transition) and nothing else."""
         # New trees, so that no priority of a row this memory held before loading survives.
         self.sum_tree = SumTree(self.capacity)
         self.min_tree = MinTree(self.capacity)
         rows = np.arange(len(priorities))
         self.sum_tree.update(rows, priorities)
-        self.min_tree.update(rows, priorities)
+        self.min_tree.update(rows, np.where(priorities > 0, priorities, np.inf))
         self._max_priority = max_priority
         self.sample_calls = sample_calls

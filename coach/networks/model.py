@@ -39,23 +39,49 @@ def mlp(in_features: int, scheme: list[int], activation: str) -> tuple[nn.Module
     return nn.Sequential(*layers), in_features
 
 
-class VectorEmbedder(nn.Module):
-    """Flattens one observation (after rescaling) and runs an optional MLP over it."""
+class Embedder(nn.Module):
+    """Embeds one observation: rescaled, through optional convolutions, flattened, then
+    through an optional MLP."""
 
     def __init__(self, space: spaces.Space, params: InputEmbedderParameters) -> None:
         super().__init__()
         if space.shape is None:
             raise CoachError(f"an embedder cannot read the space {space}")
         self.scale = 1.0 / params.input_rescaling
-        self.layers, self.out_features = mlp(
-            int(np.prod(space.shape)), params.scheme, params.activation
-        )
+        self.add_channel = False
+        self.conv: nn.Module | None = None
+        features = int(np.prod(space.shape))
+        if params.conv:
+            if len(space.shape) not in (2, 3):
+                raise CoachError(
+                    f"convolutions need an image of shape (channels, height, width) or "
+                    f"(height, width), got the space {space}"
+                )
+            self.add_channel = len(space.shape) == 2
+            shape = (1, *space.shape) if self.add_channel else tuple(space.shape)
+            layers: list[nn.Module] = []
+            channels = shape[0]
+            for out_channels, kernel, stride in params.conv:
+                layers += [
+                    nn.Conv2d(channels, out_channels, kernel, stride),
+                    ACTIVATIONS[params.activation](),
+                ]
+                channels = out_channels
+            # Channels-last convolutions run about 30% faster on CPU (oneDNN's native layout).
+            self.conv = nn.Sequential(*layers)
+            self.conv.to(memory_format=torch.channels_last)  # type: ignore[call-overload]
+            with torch.no_grad():
+                features = int(np.prod(self.conv(torch.zeros(1, *shape)).shape[1:]))
+        self.layers, self.out_features = mlp(features, params.scheme, params.activation)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        x = x.flatten(1).float()
+        x = x.float()
         if self.scale != 1.0:
             x = x * self.scale
-        return self.layers(x)
+        if self.conv is not None:
+            x = x.unsqueeze(1) if self.add_channel else x
+            x = self.conv(x.contiguous(memory_format=torch.channels_last))
+        return self.layers(x.flatten(1))
 
 
 class Model(nn.Module):
@@ -76,10 +102,7 @@ class Model(nn.Module):
             )
         self.input_keys = list(params.input_embedders)
         self.embedders = nn.ModuleDict(
-            {
-                key: VectorEmbedder(observation_space[key], p)
-                for key, p in params.input_embedders.items()
-            }
+            {key: Embedder(observation_space[key], p) for key, p in params.input_embedders.items()}
         )
         width = sum(e.out_features for e in self.embedders.values())  # type: ignore[misc]
         self.middleware, width = mlp(width, params.middleware.scheme, params.middleware.activation)
@@ -101,7 +124,8 @@ class Model(nn.Module):
 
 
 def initialize(module: nn.Module, generator: torch.Generator) -> None:
-    """Seeded initialization: He-uniform weights (torch's Linear default), zero biases.
+    """Seeded initialization with torch's defaults for Linear and Conv2d: He-uniform weights,
+    biases uniform in +-1/sqrt(fan in).
 
     Drawn from ``generator`` instead of torch's global generator, so that a network's
     initial weights depend on the run's seed alone.
@@ -112,7 +136,9 @@ def initialize(module: nn.Module, generator: torch.Generator) -> None:
             nn.init.uniform_(layer.weight_mu, -bound, bound, generator=generator)
             nn.init.uniform_(layer.bias_mu, -bound, bound, generator=generator)
             layer.reset_noise(generator)
-        elif isinstance(layer, nn.Linear):
+        elif isinstance(layer, nn.Linear | nn.Conv2d):
             nn.init.kaiming_uniform_(layer.weight, a=math.sqrt(5), generator=generator)
-            bound = 1.0 / math.sqrt(layer.in_features)
-            nn.init.uniform_(layer.bias, -bound, bound, generator=generator)
+            fan_in = layer.weight[0].numel()  # inputs (times kernel area) per output unit
+            bound = 1.0 / math.sqrt(fan_in)
+            if layer.bias is not None:
+                nn.init.uniform_(layer.bias, -bound, bound, generator=generator)

@@ -6,11 +6,19 @@ from dataclasses import dataclass, field
 
 from coach.networks.heads import HeadParameters, QHeadParameters
 
+NATURE_CNN: list[tuple[int, int, int]] = [(32, 8, 4), (64, 4, 2), (64, 3, 1)]
+"""The convolutions of Mnih et al. 2015 (channels, kernel, stride), for 84x84 frames."""
+
 
 @dataclass(slots=True, kw_only=True)
 class InputEmbedderParameters:
-    """How one observation key is embedded (flattened, then an optional MLP)."""
+    """How one observation key is embedded: optional convolutions (images), flattened, then
+    an optional MLP."""
 
+    conv: list[tuple[int, int, int]] = field(default_factory=list)
+    """Convolutions as (out channels, kernel size, stride), each followed by the activation;
+    the input is ``(channels, height, width)`` (a stack of frames) or ``(height, width)``.
+    Empty for vector inputs; `NATURE_CNN` for Atari."""
     scheme: list[int] = field(default_factory=list)
     """Hidden layer sizes of the embedder's MLP; empty flattens the input as it is."""
     activation: str = "relu"

@@ -169,3 +169,37 @@ def test_ctrl_c_closes_the_run_cleanly(tmp_path: Path) -> None:
     run = experiment(tmp_path)
     assert "interrupted at" in (run / "log.txt").read_text()
     assert any(phase == "heatup" for phase, _, _ in rewards(run))  # flushed before exit
+
+
+ATARI_TINY = [
+    "-cp", "schedule.heatup_steps=EnvironmentSteps(50)",
+    "-cp", "schedule.improve_steps=EnvironmentSteps(50)",
+    "-cp", "schedule.steps_between_evaluation_periods=EnvironmentSteps(50)",
+    "-cp", "schedule.evaluation_steps=EnvironmentSteps(20)",
+    "-cp", "agent.memory.max_size=1000",
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("level", "game"), [("breakout", "Breakout"), ("pong", "Pong")])
+def test_level_picks_the_atari_game(level: str, game: str, tmp_path: Path) -> None:
+    result = coach("-p", "Atari_DQN", "-lvl", level, *ATARI_TINY, cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    run = experiment(tmp_path / "experiments", f"Atari_DQN_{level}")
+    assert f"Atari_DQN on ALE/{game}-v5: seed 0" in (run / "log.txt").read_text()
+    params = yaml.safe_load((run / "params.yaml").read_text())
+    assert params["parameters"]["environment.level"] == f"ALE/{game}-v5"
+
+
+def test_an_unknown_level_lists_the_valid_ones(tmp_path: Path) -> None:
+    result = coach("-p", "Atari_DQN", "-lvl", "pongg", cwd=tmp_path)
+    assert result.returncode == 2 and "Traceback" not in result.stderr
+    message = result.stderr.strip()
+    assert len(message.splitlines()) == 1
+    assert "did you mean pong?" in message
+    assert all(game in message for game in ("breakout", "space_invaders", "montezuma_revenge"))
+    assert not (tmp_path / "experiments").exists()
+
+
+def test_a_preset_without_levels_refuses_a_level(tmp_path: Path) -> None:
+    result = coach("-p", "CartPole_DQN", "-lvl", "pong", cwd=tmp_path)
+    assert result.returncode == 2 and "no level set" in result.stderr

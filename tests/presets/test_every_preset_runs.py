@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from coach.environments.atari import AtariEnvironmentParameters
 from coach.graph_managers.parameters import RunContext
 from coach.parameters import set_parameter
 from coach.presets import describe, list_presets, load_preset
@@ -18,7 +19,15 @@ TINY = {
 }
 
 
-@pytest.mark.parametrize("name", list_presets())
+def _is_atari(name: str) -> bool:
+    environment = load_preset(name).graph_manager.parameters()["environment"]
+    return isinstance(environment, AtariEnvironmentParameters)
+
+
+ATARI = [name for name in list_presets() if _is_atari(name)]
+
+
+@pytest.mark.parametrize("name", [name for name in list_presets() if name not in ATARI])
 def test_preset_runs_briefly(name: str, tmp_path: Path) -> None:
     preset = load_preset(name)
     environment, agent = describe(preset)
@@ -45,3 +54,33 @@ def test_every_preset_promises_a_reward() -> None:
         validation = load_preset(name).validation
         assert validation is not None, f"{name} has no validation"
         assert validation.max_env_steps or validation.max_episodes
+
+
+@pytest.mark.parametrize("name", ATARI)
+def test_atari_preset_runs_5000_steps(name: str, tmp_path: Path) -> None:
+    """Atari presets in the default run: 5,000 steps (4,000 of heatup, 1,000 of training),
+    then 500 steps of evaluation (a whole game of an untrained agent can take 27,000)."""
+    preset = load_preset(name)
+    roots = preset.graph_manager.parameters()
+    for path, value in {
+        "schedule.heatup_steps": "EnvironmentSteps(4000)",
+        "schedule.improve_steps": "EnvironmentSteps(1000)",
+        "schedule.steps_between_evaluation_periods": "EnvironmentSteps(1000)",
+        "schedule.evaluation_steps": "EnvironmentSteps(500)",
+    }.items():
+        set_parameter(roots, path, value)
+    graph = preset.graph_manager.create_graph(
+        RunContext(seed=0, experiment_dir=tmp_path, quiet=True)
+    )
+    try:
+        graph.improve()
+        agent = graph.top_level.agent
+        assert graph.env_steps == 5000 and agent.training_steps > 0
+        assert agent.state["observation"].shape == (1, 4, 84, 84)
+        assert len(agent.memory) == 5000
+        # Each frame stored once: no more frames than transitions and episode starts.
+        frames = agent.memory.frame_stores["observation"]
+        assert frames.written <= 5000 + agent.episodes + 1
+        assert len(graph.evaluations) == 1 and graph.evaluations[0].env_steps == 5000
+    finally:
+        graph.close()

@@ -11,7 +11,6 @@ from coach.core.types import EnvResponse
 from coach.environments.gym_environment import (
     GymEnvironment,
     GymEnvironmentParameters,
-    make_gym_env,
 )
 from coach.errors import CoachError
 
@@ -267,7 +266,7 @@ def test_dict_observations_keep_their_keys() -> None:
 )
 def test_unknown_environments_raise_coach_error(level: str, fragment: str) -> None:
     with pytest.raises(CoachError, match=fragment):
-        make_gym_env(GymEnvironmentParameters(level=level))
+        GymEnvironmentParameters(level=level).make_env()
 
 
 def test_num_envs_below_one_raises() -> None:

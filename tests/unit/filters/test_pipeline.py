@@ -47,19 +47,20 @@ class Shift(ObservationFilter):
 
 
 class RunningCount(ObservationFilter):
-    """A stateful filter: counts the rows it has seen, and which envs were reset."""
+    """A stateful filter: counts the rows it has seen, and which envs started episodes."""
 
     def __init__(self) -> None:
         self.count = 0
-        self.resets: list[list[bool]] = []
+        self.starts: list[list[int]] = []
 
     def filter(self, observation: np.ndarray, update: bool = True) -> np.ndarray:
         if update:
             self.count += len(observation)
         return observation
 
-    def reset(self, env_mask: np.ndarray) -> None:
-        self.resets.append(env_mask.tolist())
+    def start_episodes(self, observation: np.ndarray, rows: np.ndarray) -> np.ndarray:
+        self.starts.append(rows.tolist())
+        return observation + 100
 
     def state_dict(self) -> dict[str, Any]:
         return {"count": self.count}
@@ -164,8 +165,17 @@ def test_base_filters_keep_no_state(filter_class: type[Filter]) -> None:
     f = filter_class()
     assert f.state_dict() == {}
     f.load_state_dict({})
-    f.reset(np.array([True]))
+    if isinstance(f, RewardFilter):
+        f.reset(np.array([True]))
     assert f.state_dict() == {}
+
+
+def test_an_observation_filter_without_history_starts_episodes_like_it_filters() -> None:
+    counter = RunningCount()
+    scale = Scale(3.0)
+    assert np.array_equal(scale.start_episodes(np.ones(2), np.array([0, 4])), np.full(2, 3.0))
+    ObservationFilter.start_episodes(counter, np.ones((1, 2)), np.array([1]))
+    assert counter.count == 0  # statistics stay frozen for first observations
 
 
 def test_base_filters_are_identities() -> None:
@@ -322,12 +332,38 @@ def test_update_false_leaves_statistics_untouched() -> None:
     assert counter.count == 2
 
 
-def test_reset_reaches_every_filter() -> None:
+def test_start_episodes_reaches_every_observation_filter_in_order() -> None:
     first, second = RunningCount(), RunningCount()
-    pipeline = InputFilter(observation_filters={"observation": [first], "goal": [second]})
-    pipeline.reset(np.array([True, False]))
-    assert first.resets == [[True, False]]
-    assert second.resets == [[True, False]]
+    pipeline = InputFilter(
+        observation_filters={"observation": [first, Scale(2.0)], "goal": [second]}
+    )
+    observation = {k: v[[1]] for k, v in _observation().items()}
+    out = pipeline.start_episodes(observation, np.array([1]))
+    assert first.starts == [[1]] and second.starts == [[1]]
+    assert np.array_equal(out["observation"], (observation["observation"] + 100) * 2)
+    assert np.array_equal(out["goal"], observation["goal"] + 100)
+
+
+class EpisodeReturn(RewardFilter):
+    """Per-env history: the return of the running episode."""
+
+    def __init__(self) -> None:
+        self.returns = np.zeros(2)
+
+    def filter(self, reward: np.ndarray, update: bool = True) -> np.ndarray:
+        self.returns += reward
+        return reward
+
+    def reset(self, env_mask: np.ndarray) -> None:
+        self.returns[env_mask] = 0.0
+
+
+def test_end_episodes_reaches_the_reward_filters() -> None:
+    episode_return = EpisodeReturn()
+    pipeline = InputFilter(reward_filters=[episode_return])
+    pipeline.filter_reward(np.array([1.0, 2.0]))
+    pipeline.end_episodes(np.array([True, False]))
+    assert episode_return.returns.tolist() == [0.0, 2.0]
 
 
 def test_input_filter_state_dict_round_trip() -> None:

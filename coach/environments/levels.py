@@ -1,0 +1,79 @@
+"""Level sets: how one preset covers a suite (``coach -p Atari_DQN -lvl breakout``).
+
+A level set maps short names to gymnasium ids: the Atari games ale-py ships
+(``breakout`` -> ``ALE/Breakout-v5``), the MuJoCo tasks (``hopper`` -> ``Hopper-v5``) and the
+Box2D tasks (``bipedalwalker`` -> ``BipedalWalker-v3``). Names are matched ignoring case,
+``_`` and ``-``; a set's full gymnasium ids are accepted as they are.
+"""
+
+from __future__ import annotations
+
+import difflib
+import functools
+import re
+
+import gymnasium as gym
+
+from coach.errors import CoachError
+
+LEVEL_SETS = ("atari", "box2d", "mujoco")
+
+
+def _key(name: str) -> str:
+    return re.sub(r"[-_ ]", "", name).lower()
+
+
+def _latest(entry_point_prefix: str) -> dict[str, str]:
+    """The newest version of every registered id whose entry point starts with the prefix."""
+    newest: dict[str, tuple[int, str]] = {}
+    for env_id, spec in gym.registry.items():
+        entry = spec.entry_point if isinstance(spec.entry_point, str) else ""
+        if not entry.startswith(entry_point_prefix) or spec.namespace is not None:
+            continue
+        version = spec.version or 0
+        if spec.name not in newest or version > newest[spec.name][0]:
+            newest[spec.name] = (version, env_id)
+    return {name.lower(): env_id for name, (_, env_id) in newest.items()}
+
+
+@functools.cache
+def levels(level_set: str) -> dict[str, str]:
+    """The levels of a set: short name (``space_invaders``, ``halfcheetah``) -> gymnasium id."""
+    if level_set == "atari":
+        try:
+            import ale_py
+        except ImportError:
+            raise CoachError("Atari needs ale-py: pip install 'coach[atari]'") from None
+        ale_py.ALEInterface.setLoggerMode(ale_py.LoggerMode.Error)  # no banner per game
+        gym.register_envs(ale_py)
+        out = {}
+        for rom in ale_py.roms.get_all_rom_ids():
+            camel = "".join(part.capitalize() for part in rom.split("_"))
+            if f"ALE/{camel}-v5" in gym.registry:
+                out[rom] = f"ALE/{camel}-v5"
+        return out
+    if level_set == "mujoco":
+        return _latest("gymnasium.envs.mujoco")
+    if level_set == "box2d":
+        return _latest("gymnasium.envs.box2d")
+    raise CoachError(f"no level set {level_set!r}; level sets: {', '.join(LEVEL_SETS)}")
+
+
+def resolve_level(level_set: str, name: str) -> str:
+    """The gymnasium id of ``name`` in ``level_set``.
+
+    Raises:
+        CoachError: naming the close matches and every valid level when there is no such one.
+    """
+    known = levels(level_set)
+    if name in known.values():
+        return name
+    by_key = {_key(short): short for short in known}
+    key = _key(name)
+    if key in by_key:
+        return known[by_key[key]]
+    close = [by_key[k] for k in difflib.get_close_matches(key, list(by_key), n=3, cutoff=0.6)]
+    hint = f"did you mean {', '.join(close)}? " if close else ""
+    raise CoachError(
+        f"no {level_set} level {name!r}; {hint}valid levels: {', '.join(sorted(known))}"
+    )

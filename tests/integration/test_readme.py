@@ -1,0 +1,63 @@
+"""The README's code blocks run as they are written."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import yaml
+
+from coach import (
+    BasicRLGraphManager,
+    DQNAgentParameters,
+    EnvironmentEpisodes,
+    EnvironmentSteps,
+    GymEnvironmentParameters,
+    ScheduleParameters,
+)
+from coach.graph_managers.parameters import RunContext
+from coach.presets import load_preset
+
+README = Path(__file__).resolve().parents[2] / "README.md"
+
+
+def _blocks(language: str) -> list[str]:
+    return re.findall(rf"```{language}\n(.*?)```", README.read_text(), flags=re.DOTALL)
+
+
+def _block(language: str, start: str) -> str:
+    (block,) = [b for b in _blocks(language) if b.startswith(start)]
+    return block
+
+
+def test_the_preset_example_loads(tmp_path: Path) -> None:
+    path = tmp_path / "Acrobot_DQN.py"
+    path.write_text(_block("python", "from coach import (\n    BasicRLGraphManager"))
+    preset = load_preset(str(path))
+    assert preset.graph_manager.parameters()["environment"].level == "Acrobot-v1"
+    assert preset.validation is not None
+
+
+def test_the_yaml_example_names_a_preset() -> None:
+    document = yaml.safe_load(_block("yaml", "preset:"))
+    assert load_preset(document["preset"]).name == document["preset"]
+
+
+def test_the_filter_example_runs_dqn_on_a_continuous_environment(tmp_path: Path) -> None:
+    agent = DQNAgentParameters()
+    exec(_block("python", "from coach import InputFilter"), {"agent": agent})
+    graph = BasicRLGraphManager(
+        agent,
+        GymEnvironmentParameters(level="Pendulum-v1"),
+        ScheduleParameters(
+            heatup_steps=EnvironmentSteps(100),
+            improve_steps=EnvironmentSteps(200),
+            steps_between_evaluation_periods=EnvironmentSteps(200),
+            evaluation_steps=EnvironmentEpisodes(1),
+        ),
+    ).create_graph(RunContext(seed=0, experiment_dir=tmp_path, quiet=True))
+    try:
+        graph.improve()
+        assert graph.top_level.agent.action_space.n == 9
+    finally:
+        graph.close()
