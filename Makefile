@@ -35,6 +35,7 @@ bench: install
 	$(BIN)/python -m benchmarks.throughput
 	$(BIN)/python -m benchmarks.prioritized_replay
 	$(BIN)/python -m benchmarks.value_agents
+	$(BIN)/python -m benchmarks.on_policy
 	$(BIN)/python -m benchmarks.atari
 
 clean:

@@ -5,6 +5,7 @@ from coach.agents.agent import Agent, AgentParameters, AlgorithmParameters
 from coach.agents.bootstrapped_dqn import BootstrappedDQNAgent, BootstrappedDQNAgentParameters
 from coach.agents.categorical_dqn import CategoricalDQNAgent, CategoricalDQNAgentParameters
 from coach.agents.clipped_ppo import ClippedPPOAgent, ClippedPPOAgentParameters
+from coach.agents.ddpg import DDPGAgent, DDPGAgentParameters
 from coach.agents.ddqn import DDQNAgent, DDQNAgentParameters
 from coach.agents.dqn import DQNAgent, DQNAgentParameters, DQNAlgorithmParameters
 from coach.agents.n_step_q import NStepQAgent, NStepQAgentParameters
@@ -12,6 +13,8 @@ from coach.agents.policy_gradients import PolicyGradientsAgent, PolicyGradientsA
 from coach.agents.ppo import PPOAgent, PPOAgentParameters
 from coach.agents.qr_dqn import QRDQNAgent, QRDQNAgentParameters
 from coach.agents.rainbow import RainbowAgent, RainbowAgentParameters
+from coach.agents.sac import SACAgent, SACAgentParameters
+from coach.agents.td3 import TD3Agent, TD3AgentParameters
 
 __all__ = [
     "ActorCriticAgent",
@@ -25,6 +28,8 @@ __all__ = [
     "CategoricalDQNAgentParameters",
     "ClippedPPOAgent",
     "ClippedPPOAgentParameters",
+    "DDPGAgent",
+    "DDPGAgentParameters",
     "DDQNAgent",
     "DDQNAgentParameters",
     "DQNAgent",
@@ -40,4 +45,8 @@ __all__ = [
     "QRDQNAgentParameters",
     "RainbowAgent",
     "RainbowAgentParameters",
+    "SACAgent",
+    "SACAgentParameters",
+    "TD3Agent",
+    "TD3AgentParameters",
 ]

@@ -136,7 +136,7 @@ class Agent:
         )
         self.networks = {
             name: NetworkWrapper(
-                p, self.observation_space, self.action_space, self.device, self.torch_generator
+                p, self._inputs_space(p), self.action_space, self.device, self.torch_generator
             )
             for name, p in params.network_wrappers.items()
         }
@@ -157,6 +157,13 @@ class Agent:
         """Episodes finished in heatup and training."""
         self._random_block: np.ndarray = np.empty(0)
         self._random_cursor = 0
+
+    def _inputs_space(self, network: NetworkParameters) -> spaces.Dict:
+        """What a network may read: the observation, and the action if it embeds one (the
+        critic of a continuous-action agent, Q(s, a))."""
+        if "action" not in network.input_embedders or "action" in self.observation_space.spaces:
+            return self.observation_space
+        return spaces.Dict({**self.observation_space.spaces, "action": self.action_space})
 
     # -- the algorithm's hooks --------------------------------------------------------------
 

@@ -19,6 +19,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+import numpy as np
 import torch
 from gymnasium import spaces
 from torch import nn
@@ -254,3 +255,42 @@ class GaussianPolicyHeadParameters(HeadParameters):
         return GaussianHead(
             in_features, action_space.shape[0], self.state_dependent_std, self.initial_log_std
         )
+
+
+class DeterministicPolicyHead(nn.Module):
+    """One action per row, tanh-squashed into the box ``[low, high]``: output (B, D)."""
+
+    def __init__(self, in_features: int, space: spaces.Box) -> None:
+        super().__init__()
+        self.linear = nn.Linear(in_features, space.shape[0])
+        low = torch.as_tensor(space.low, dtype=torch.float32)
+        high = torch.as_tensor(space.high, dtype=torch.float32)
+        self.centre: torch.Tensor
+        self.scale: torch.Tensor
+        self.register_buffer("centre", (high + low) / 2)
+        self.register_buffer("scale", (high - low) / 2)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.centre + self.scale * torch.tanh(self.linear(x))
+
+
+@dataclass(slots=True, kw_only=True)
+class DeterministicPolicyHeadParameters(HeadParameters):
+    """A deterministic policy over a bounded 1-d Box (DDPG, TD3): output (B, D) inside the
+    bounds (presets map the agent's box to [-1, 1] with an output filter, so that the
+    network works in one scale whatever the environment's)."""
+
+    name: str = "policy"
+    """The name the head's output is returned under."""
+
+    def build(self, in_features: int, action_space: spaces.Space) -> nn.Module:
+        if (
+            not isinstance(action_space, spaces.Box)
+            or len(action_space.shape) != 1
+            or not np.all(np.isfinite(action_space.low) & np.isfinite(action_space.high))
+        ):
+            raise CoachError(
+                f"a deterministic policy head needs a bounded 1-d Box action space, got "
+                f"{action_space}"
+            )
+        return DeterministicPolicyHead(in_features, action_space)

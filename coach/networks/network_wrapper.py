@@ -37,9 +37,13 @@ class NetworkWrapper:
         initialize(self.online, generator)
         self.online.to(device)
         self.target: Model | None = None
+        self._online_tensors: list[torch.Tensor] = []
+        self._target_tensors: list[torch.Tensor] = []
         if params.create_target_network:
             self.target = copy.deepcopy(self.online)
             self.target.requires_grad_(False)
+            self._online_tensors = [t.data for t in self.online.parameters()]
+            self._target_tensors = [t.data for t in self.target.parameters()]
         self.optimizer = torch.optim.AdamW(
             self.online.parameters(),
             lr=params.learning_rate,
@@ -76,8 +80,8 @@ class NetworkWrapper:
             if tau >= 1.0:
                 self.target.load_state_dict(self.online.state_dict())
                 return
-            for t, o in zip(self.target.parameters(), self.online.parameters(), strict=True):
-                t.lerp_(o, tau)
+            # One fused call over every tensor: soft updates run after each gradient step.
+            torch._foreach_lerp_(self._target_tensors, self._online_tensors, tau)
 
     def state_dict(self) -> dict[str, Any]:
         state = {"online": self.online.state_dict(), "optimizer": self.optimizer.state_dict()}

@@ -62,7 +62,9 @@ def run_case(name: str, seed: int) -> GoldenResult:
     def stop_when(result: EvaluationResult) -> bool:
         if result.mean_reward >= validation.min_reward and not reached:
             reached.append((result.env_steps, time.perf_counter() - start))
-        return bool(reached)
+        # Stop once reached, or once past the budget (a preset may train for longer).
+        budget = validation.max_env_steps
+        return bool(reached) or (budget is not None and result.env_steps >= budget)
 
     graph = preset.graph_manager
     graph.stop_when = stop_when

@@ -1,0 +1,186 @@
+"""Soft Actor-Critic (Haarnoja et al., "Soft Actor-Critic Algorithms and Applications", 2018).
+
+A stochastic actor, a Gaussian squashed into the action bounds by tanh, trained to maximize
+``Q(s, a) - alpha * log pi(a|s)``; two critics regressing on the soft target
+``r + discount * (min Q'(s', a') - alpha * log pi(a'|s'))`` with ``a' ~ pi(s')``, their target
+copies following by soft updates; and the temperature ``alpha`` tuned automatically so that
+the policy's entropy stays near ``target_entropy`` (``-dim(A)`` by default). The policy's own
+randomness explores in training; evaluation acts with the squashed mean.
+"""
+
+from __future__ import annotations
+
+import copy
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import torch
+
+from coach.agents.agent import AgentParameters
+from coach.agents.ddpg import (
+    DDPGAgent,
+    DDPGAlgorithmParameters,
+    actor_network,
+    critic_network,
+    with_action,
+)
+from coach.core.run_phase import RunPhase
+from coach.core.types import ActionInfo, Batch, Observation
+from coach.errors import CoachError
+from coach.memories.experience_replay import ExperienceReplayParameters
+from coach.networks.distributions import GaussianPolicy
+from coach.networks.heads import GaussianPolicyHeadParameters
+from coach.networks.parameters import NetworkParameters
+
+
+@dataclass(slots=True, kw_only=True)
+class SACAlgorithmParameters(DDPGAlgorithmParameters):
+    """SAC's algorithm parameters (the paper's, as SB3 keeps them)."""
+
+    target_entropy: float | None = None
+    """The entropy the temperature steers the policy to; ``None`` is ``-dim(A)``."""
+    initial_temperature: float = 1.0
+    """``alpha`` at the start."""
+    learn_temperature: bool = True
+    """Tune ``alpha`` (else it stays at ``initial_temperature``)."""
+    temperature_learning_rate: float = 3e-4
+    """Adam's step size for ``log alpha``."""
+
+
+def _sac_networks() -> dict[str, NetworkParameters]:
+    head = GaussianPolicyHeadParameters(state_dependent_std=True)
+    return {
+        "actor": actor_network([256, 256], 3e-4, head=head, target=False),
+        "critic_1": critic_network([256, 256], 3e-4),
+        "critic_2": critic_network([256, 256], 3e-4),
+    }
+
+
+@dataclass(slots=True, kw_only=True)
+class SACAgentParameters(AgentParameters):
+    """A SAC agent: a squashed Gaussian actor, twin critics with targets, uniform replay."""
+
+    algorithm: SACAlgorithmParameters = field(default_factory=SACAlgorithmParameters)
+    """The algorithm's parameters."""
+    exploration: Any = None
+    """None: the stochastic policy explores by itself."""
+    memory: Any = field(default_factory=ExperienceReplayParameters)
+    """The replay memory."""
+    network_wrappers: dict[str, NetworkParameters] = field(default_factory=_sac_networks)
+    """The ``actor`` (a state-dependent Gaussian head) and ``critic_1``, ``critic_2``."""
+
+    def agent_class(self) -> type[SACAgent]:
+        return SACAgent
+
+
+class SACAgent(DDPGAgent):
+    """SAC: maximum-entropy actor-critic with twin critics and a learned temperature."""
+
+    params: SACAgentParameters  # type: ignore[assignment]
+
+    critic_names = ("critic_1", "critic_2")
+
+    def __init__(self, params: SACAgentParameters, *args: Any, **kwargs: Any) -> None:
+        super().__init__(params, *args, **kwargs)
+        if self.actor.target is not None:
+            raise CoachError("SAC's actor has no target network (create_target_network=False)")
+        algorithm = params.algorithm
+        if not algorithm.initial_temperature > 0:
+            raise CoachError(
+                f"SAC needs initial_temperature > 0, got {algorithm.initial_temperature}"
+            )
+        dims = int(np.prod(self.action_space.shape or ()))
+        self.target_entropy = (
+            float(-dims) if algorithm.target_entropy is None else algorithm.target_entropy
+        )
+        self.log_alpha = torch.tensor(
+            math.log(algorithm.initial_temperature), device=self.device, requires_grad=True
+        )
+        self.alpha_optimizer = torch.optim.Adam(
+            [self.log_alpha], lr=algorithm.temperature_learning_rate
+        )
+
+    @property
+    def alpha(self) -> float:
+        return float(self.log_alpha.detach().exp())
+
+    def policy(self, states: dict[str, torch.Tensor]) -> GaussianPolicy:
+        """The actor's squashed Gaussian for a batch of states."""
+        out = self.actor(states)["policy"]
+        return GaussianPolicy(out[:, 0], out[:, 1], self.low, self.high, squash=True)
+
+    # -- acting -----------------------------------------------------------------------------
+
+    def choose_action(self, state: Observation) -> ActionInfo:
+        with torch.no_grad():
+            policy = self.policy(self.tensors(state))
+            if self.phase is RunPhase.EVALUATE:
+                actions = policy.mode()
+            else:
+                actions, _ = policy.sample(self.torch_generator)
+        return ActionInfo(action=actions.cpu().numpy().astype(self.action_space.dtype))
+
+    # -- learning ---------------------------------------------------------------------------
+
+    def bootstrap_values(self, next_states: dict[str, torch.Tensor]) -> torch.Tensor:
+        """The soft value of the next states: ``min Q'(s', a') - alpha log pi(a'|s')``."""
+        policy = self.policy(next_states)
+        actions, u = policy.sample(self.torch_generator)
+        inputs = with_action(next_states, actions)
+        q = torch.minimum(*(critic.target_predict(inputs)["q"] for critic in self.critics))
+        return q - self.alpha * policy.log_prob(u)
+
+    def train_actor_and_temperature(self, states: dict[str, torch.Tensor]) -> dict[str, float]:
+        """One step of the actor on ``alpha log pi(a|s) - min Q(s, a)``, with ``a`` drawn by
+        reparameterization, then one of the temperature."""
+        for critic in self.critics:
+            critic.online.requires_grad_(False)
+        try:
+            policy = self.policy(states)
+            actions, u = policy.sample(self.torch_generator)  # mean + std * noise: a gradient
+            log_prob = policy.log_prob(u)
+            inputs = with_action(states, actions)
+            q = torch.minimum(*(critic(inputs)["q"] for critic in self.critics))
+            actor_loss = (self.alpha * log_prob - q).mean()
+            self.actor.train_step(actor_loss)
+        finally:
+            for critic in self.critics:
+                critic.online.requires_grad_(True)
+        losses = {"actor_loss": actor_loss.item(), "entropy": -log_prob.detach().mean().item()}
+        if self.params.algorithm.learn_temperature:
+            # d/d(log alpha) of -log alpha * (log pi + target): alpha rises while the entropy
+            # is below its target.
+            temperature_loss = -(self.log_alpha * (log_prob.detach() + self.target_entropy)).mean()
+            self.alpha_optimizer.zero_grad(set_to_none=True)
+            temperature_loss.backward()
+            self.alpha_optimizer.step()
+            losses["temperature_loss"] = temperature_loss.item()
+        losses["alpha"] = self.alpha
+        return losses
+
+    def learn_from_batch(self, batch: Batch) -> dict[str, float]:
+        b = batch.map(lambda a: torch.as_tensor(a, device=self.device))
+        losses = self.train_critics(b)
+        losses.update(self.train_actor_and_temperature(b.states))
+        for critic in self.critics:
+            critic.update_target(self.params.algorithm.tau)
+        return losses
+
+    # -- checkpoints ------------------------------------------------------------------------
+
+    def state_dict(self, include_memory: bool = False) -> dict[str, Any]:
+        state = super().state_dict(include_memory)
+        state["temperature"] = {
+            "log_alpha": self.log_alpha.detach().clone(),
+            "optimizer": self.alpha_optimizer.state_dict(),
+        }
+        return state
+
+    def load_state_dict(self, state: dict[str, Any], episodes_in_flight: bool = True) -> None:
+        super().load_state_dict(state, episodes_in_flight)
+        with torch.no_grad():
+            self.log_alpha.copy_(state["temperature"]["log_alpha"])
+        # A copy: torch's optimizer would otherwise share the moment tensors it was given.
+        self.alpha_optimizer.load_state_dict(copy.deepcopy(state["temperature"]["optimizer"]))

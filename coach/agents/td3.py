@@ -1,0 +1,93 @@
+"""Twin Delayed DDPG (Fujimoto, van Hoof and Meger, "Addressing Function Approximation Error
+in Actor-Critic Methods", ICML 2018).
+
+DDPG with three changes against the critic's overestimation: two critics, the target being
+the smaller of their target copies; target policy smoothing, clipped Gaussian noise on the
+target actor's action; and delayed policy updates, the actor and every target network
+moving once per ``policy_delay`` critic steps.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import torch
+
+from coach.agents.ddpg import (
+    DDPGAgent,
+    DDPGAgentParameters,
+    DDPGAlgorithmParameters,
+    actor_network,
+    critic_network,
+)
+from coach.core.types import Batch
+from coach.networks.parameters import NetworkParameters
+
+
+@dataclass(slots=True, kw_only=True)
+class TD3AlgorithmParameters(DDPGAlgorithmParameters):
+    """TD3's algorithm parameters (the paper's)."""
+
+    policy_delay: int = 2
+    """Critic steps per actor step (and per soft update of the targets)."""
+    target_policy_noise: float = 0.2
+    """Std of the noise on the target action, as a fraction of half the action range."""
+    target_noise_clip: float = 0.5
+    """That noise is clipped to this, as a fraction of half the action range."""
+
+
+@dataclass(slots=True, kw_only=True)
+class TD3AgentParameters(DDPGAgentParameters):
+    """A TD3 agent: DDPG's with twin critics, target smoothing and delayed actor updates."""
+
+    algorithm: TD3AlgorithmParameters = field(default_factory=TD3AlgorithmParameters)
+    """The algorithm's parameters."""
+    network_wrappers: dict[str, NetworkParameters] = field(
+        default_factory=lambda: {
+            "actor": actor_network([400, 300], 1e-3),
+            "critic_1": critic_network([400, 300], 1e-3),
+            "critic_2": critic_network([400, 300], 1e-3),
+        }
+    )
+    """The ``actor`` and the twin critics ``critic_1`` and ``critic_2``."""
+
+    def agent_class(self) -> type[TD3Agent]:
+        return TD3Agent
+
+
+class TD3Agent(DDPGAgent):
+    """TD3: twin critics, smoothed targets, delayed actor and target updates."""
+
+    params: TD3AgentParameters
+
+    critic_names = ("critic_1", "critic_2")
+
+    def __init__(self, params: TD3AgentParameters, *args: Any, **kwargs: Any) -> None:
+        super().__init__(params, *args, **kwargs)
+        self.half_range = (self.high - self.low) / 2
+        self.actor_updates = 0
+        """Gradient steps taken by the actor (one per ``policy_delay`` critic steps)."""
+
+    def next_actions(self, next_states: dict[str, torch.Tensor]) -> torch.Tensor:
+        """The target actor's actions with clipped Gaussian noise, kept in the bounds."""
+        algorithm = self.params.algorithm
+        actions = self.actor.target_predict(next_states)["policy"]
+        noise = torch.randn(actions.shape, generator=self.torch_generator, device=self.device)
+        clip = algorithm.target_noise_clip
+        noise = (noise * algorithm.target_policy_noise).clamp(-clip, clip) * self.half_range
+        return torch.maximum(torch.minimum(actions + noise, self.high), self.low)
+
+    def learn_from_batch(self, batch: Batch) -> dict[str, float]:
+        b = batch.map(lambda a: torch.as_tensor(a, device=self.device))
+        losses = self.train_critics(b)
+        if self.critic_updates % self.params.algorithm.policy_delay == 0:
+            losses["actor_loss"] = self.train_actor(b.states)
+            self.actor_updates += 1
+            self.update_targets()
+        return losses
+
+    def state_dict(self, include_memory: bool = False) -> dict[str, Any]:
+        state = super().state_dict(include_memory)
+        state["counters"]["actor_updates"] = self.actor_updates
+        return state

@@ -1,0 +1,44 @@
+"""What the Pendulum presets of the continuous-control agents share (after RL Zoo's
+Pendulum-v1 settings for SAC, TD3 and DDPG). Not a preset itself (its name starts with an
+underscore).
+
+Budgets: 20,000 env steps in all (heatup included), evaluated every 2,000 over 10 episodes.
+The agent acts in [-1, 1], mapped linearly onto the torque bounds [-2, 2].
+"""
+
+from __future__ import annotations
+
+from coach import (
+    EnvironmentEpisodes,
+    EnvironmentSteps,
+    GymEnvironmentParameters,
+    OutputFilter,
+    PresetValidation,
+    ScheduleParameters,
+)
+from coach.agents.agent import AgentParameters
+from coach.filters.action import LinearBoxToBoxMap
+
+BUDGET = 20_000
+
+
+def schedule(heatup_steps: int) -> ScheduleParameters:
+    return ScheduleParameters(
+        heatup_steps=EnvironmentSteps(heatup_steps),
+        improve_steps=EnvironmentSteps(BUDGET - heatup_steps),
+        steps_between_evaluation_periods=EnvironmentSteps(2000),
+        evaluation_steps=EnvironmentEpisodes(10),
+    )
+
+
+def act_in_unit_box(agent: AgentParameters) -> None:
+    """The agent acts in [-1, 1]; the environment receives [-2, 2]."""
+    agent.output_filter = OutputFilter(action_filters=[LinearBoxToBoxMap(-1.0, 1.0)])
+
+
+def environment() -> GymEnvironmentParameters:
+    return GymEnvironmentParameters(level="Pendulum-v1")
+
+
+def validation() -> PresetValidation:
+    return PresetValidation(min_reward=-200, max_env_steps=BUDGET, seeds=(0, 1, 2))
