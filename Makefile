@@ -36,6 +36,7 @@ bench: install
 	$(BIN)/python -m benchmarks.prioritized_replay
 	$(BIN)/python -m benchmarks.value_agents
 	$(BIN)/python -m benchmarks.on_policy
+	$(BIN)/python -m benchmarks.continuous
 	$(BIN)/python -m benchmarks.atari
 
 clean:

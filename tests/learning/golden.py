@@ -100,7 +100,12 @@ def main() -> int:
             r = future.result()
             results.append(r)
             state = "pass" if r.passed else "FAIL"
-            print(f"{r.preset} seed {r.seed}: {state} ({len(results)}/{len(todo)})", flush=True)
+            at = f"reached at {r.reached_at:,} env steps, {r.seconds:.0f} s" if r.reached_at else ""
+            print(
+                f"{r.preset} seed {r.seed}: {state} {at} best {r.best:.1f} "
+                f"({len(results)}/{len(todo)})",
+                flush=True,
+            )
     results.sort(key=lambda r: (r.preset, r.seed))
     print(f"\n{'preset':<28} {'seed':>4} {'threshold':>9} {'budget':>9} {'reached at':>10} "
           f"{'wall time':>9} {'best':>7}  result")  # fmt: skip
