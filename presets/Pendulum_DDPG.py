@@ -3,20 +3,12 @@ the end of each 200-step episode 200 gradient steps on batches of 256; discount 
 Gaussian exploration noise of 0.1 (in the [-1, 1] action box), Adam at 1e-3, 400x300
 networks. Reaches -200 within 20,000 env steps on seeds 0, 1, 2."""
 
-from coach import BasicRLGraphManager, ConstantSchedule, EnvironmentSteps
+from coach import BasicRLGraphManager
 from coach.agents.ddpg import DDPGAgentParameters
-from coach.exploration.additive_noise import AdditiveNoiseParameters
 from presets import _pendulum
 
 agent = DDPGAgentParameters()
-agent.algorithm.discount = 0.98
-agent.algorithm.num_consecutive_playing_steps = EnvironmentSteps(200)
-agent.algorithm.num_consecutive_training_steps = 200
-agent.memory.max_size = 200_000
-agent.exploration = AdditiveNoiseParameters(
-    noise_schedule=ConstantSchedule(0.1), noise_as_percentage_from_action_space=False
-)
-_pendulum.act_in_unit_box(agent)
+_pendulum.train_per_episode(agent)
 
 graph_manager = BasicRLGraphManager(agent, _pendulum.environment(), _pendulum.schedule(10_000))
 

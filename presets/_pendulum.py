@@ -9,6 +9,8 @@ The agent acts in [-1, 1], mapped linearly onto the torque bounds [-2, 2].
 from __future__ import annotations
 
 from coach import (
+    ConstantSchedule,
+    DDPGAgentParameters,
     EnvironmentEpisodes,
     EnvironmentSteps,
     GymEnvironmentParameters,
@@ -17,6 +19,7 @@ from coach import (
     ScheduleParameters,
 )
 from coach.agents.agent import AgentParameters
+from coach.exploration.additive_noise import AdditiveNoiseParameters
 from coach.filters.action import LinearBoxToBoxMap
 
 BUDGET = 20_000
@@ -42,3 +45,17 @@ def environment() -> GymEnvironmentParameters:
 
 def validation() -> PresetValidation:
     return PresetValidation(min_reward=-200, max_env_steps=BUDGET, seeds=(0, 1, 2))
+
+
+def train_per_episode(agent: DDPGAgentParameters) -> None:
+    """RL Zoo's TD3 and DDPG settings: after each 200-step episode, 200 gradient steps on
+    batches of 256; discount 0.98, a replay of 200,000, Gaussian noise of 0.1 in the [-1, 1]
+    action box."""
+    agent.algorithm.discount = 0.98
+    agent.algorithm.num_consecutive_playing_steps = EnvironmentSteps(200)
+    agent.algorithm.num_consecutive_training_steps = 200
+    agent.memory.max_size = 200_000
+    agent.exploration = AdditiveNoiseParameters(
+        noise_schedule=ConstantSchedule(0.1), noise_as_percentage_from_action_space=False
+    )
+    act_in_unit_box(agent)

@@ -92,7 +92,7 @@ class AdditiveNoise(ExplorationPolicy):
         evaluation_noise: float = 0.0,
         noise_as_percentage_from_action_space: bool = True,
     ) -> None:
-        self.box = bounded_box(action_space, "additive noise exploration")
+        self.box = bounded_box(action_space, self.name)
         super().__init__(action_space, rng)
         self.noise_schedule = noise_schedule
         self.evaluation_noise = evaluation_noise
@@ -105,21 +105,28 @@ class AdditiveNoise(ExplorationPolicy):
         """The scheduled noise at the current step (before scaling by the range)."""
         return self.noise_schedule.value(self.steps)
 
+    name = "additive noise exploration"
+    """How errors name the policy."""
+
     def std(self, noise: float) -> np.ndarray:
         """The standard deviation per action dimension for a noise value."""
         if self.noise_as_percentage_from_action_space:
-            return noise * (self.high - self.low)
+            return noise * (self.box.high.astype(np.float64) - self.box.low)
         return np.full(self.box.shape, noise)
 
+    def perturb(self, actions: np.ndarray, std: np.ndarray) -> np.ndarray:
+        """The actions with noise of standard deviation ``std`` (before clipping)."""
+        return actions + std * self.rng.standard_normal(actions.shape)
+
     def get_action(self, action_values: np.ndarray, phase: RunPhase) -> np.ndarray:
-        actions = check_actions(action_values, self.box, "additive noise exploration")
+        actions = check_actions(action_values, self.box, self.name)
         if phase is RunPhase.EVALUATE:
             noise = self.evaluation_noise
         else:
             noise = self.noise
             self.steps += len(actions)
         if noise > 0.0:
-            actions = actions + self.std(noise) * self.rng.standard_normal(actions.shape)
+            actions = self.perturb(actions, self.std(noise))
         return np.clip(actions, self.low, self.high).astype(self.box.dtype, copy=False)
 
     def values(self) -> dict[str, float]:

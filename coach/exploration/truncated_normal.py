@@ -17,10 +17,8 @@ import torch
 from gymnasium import spaces
 from numpy.typing import ArrayLike
 
-from coach.core.run_phase import RunPhase
 from coach.errors import CoachError
-from coach.exploration.additive_noise import bounded_box, check_actions
-from coach.exploration.exploration_policy import ExplorationPolicy
+from coach.exploration.additive_noise import AdditiveNoise
 from coach.schedules import LinearSchedule, Schedule
 
 
@@ -98,7 +96,7 @@ class TruncatedNormalParameters:
         )
 
 
-class TruncatedNormal(ExplorationPolicy):
+class TruncatedNormal(AdditiveNoise):
     """Per env and dimension, an action drawn from ``N(action, std^2)`` truncated to bounds.
 
     The truncation interval is the box, narrowed by ``clip_low``/``clip_high`` when given.
@@ -118,6 +116,8 @@ class TruncatedNormal(ExplorationPolicy):
             the box's range.
     """
 
+    name = "truncated normal exploration"
+
     def __init__(
         self,
         action_space: spaces.Space,
@@ -129,14 +129,10 @@ class TruncatedNormal(ExplorationPolicy):
         clip_high: float | None = None,
         noise_as_percentage_from_action_space: bool = True,
     ) -> None:
-        self.box = bounded_box(action_space, "truncated normal exploration")
-        super().__init__(action_space, rng)
-        self.noise_schedule = noise_schedule
-        self.evaluation_noise = evaluation_noise
-        self.noise_as_percentage_from_action_space = noise_as_percentage_from_action_space
-        self.range = self.box.high.astype(np.float64) - self.box.low.astype(np.float64)
-        self.low = self.box.low.astype(np.float64)
-        self.high = self.box.high.astype(np.float64)
+        super().__init__(
+            action_space, rng, noise_schedule, evaluation_noise,
+            noise_as_percentage_from_action_space,
+        )  # fmt: skip
         if clip_low is not None:
             self.low = np.maximum(self.low, clip_low)
         if clip_high is not None:
@@ -148,33 +144,10 @@ class TruncatedNormal(ExplorationPolicy):
                 f"give bounds that overlap it"
             )
 
-    @property
-    def noise(self) -> float:
-        """The scheduled noise at the current step (before scaling by the range)."""
-        return self.noise_schedule.value(self.steps)
-
-    def std(self, noise: float) -> np.ndarray:
-        """The standard deviation per action dimension for a noise value."""
-        if self.noise_as_percentage_from_action_space:
-            return noise * self.range
-        return np.full(self.box.shape, noise)
-
-    def get_action(self, action_values: np.ndarray, phase: RunPhase) -> np.ndarray:
-        actions = check_actions(action_values, self.box, "truncated normal exploration")
-        if phase is RunPhase.EVALUATE:
-            noise = self.evaluation_noise
-        else:
-            noise = self.noise
-            self.steps += len(actions)
-        if noise > 0.0:
-            std = self.std(noise)
-            # A dimension of zero range has no spread: its only value is its bound.
-            positive = std > 0.0
-            drawn = sample_truncated_normal(
-                self.rng, actions, np.where(positive, std, 1.0), self.low, self.high
-            )
-            actions = np.where(positive, drawn, actions)
-        return np.clip(actions, self.low, self.high).astype(self.box.dtype, copy=False)
-
-    def values(self) -> dict[str, float]:
-        return {"noise": self.noise}
+    def perturb(self, actions: np.ndarray, std: np.ndarray) -> np.ndarray:
+        # A dimension of zero range has no spread: its only value is its bound.
+        positive = std > 0.0
+        drawn = sample_truncated_normal(
+            self.rng, actions, np.where(positive, std, 1.0), self.low, self.high
+        )
+        return np.where(positive, drawn, actions)

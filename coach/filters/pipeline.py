@@ -5,6 +5,7 @@ An empty pipeline is the identity and costs nothing on the hot path.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -52,17 +53,7 @@ class InputFilter:
     def filter_observation(
         self, observation: dict[str, np.ndarray], update: bool = True
     ) -> dict[str, np.ndarray]:
-        if self.select_keys is not None:
-            observation = self.select_keys.filter(observation, update)
-        if not self.observation_filters:
-            return observation
-        out = dict(observation)
-        for key, filters in self.observation_filters.items():
-            value = out[key]
-            for f in filters:
-                value = f.filter(value, update)
-            out[key] = value
-        return out
+        return self._through(observation, lambda f, x: f.filter(x, update))
 
     def filter_reward(self, reward: np.ndarray, update: bool = True) -> np.ndarray:
         for f in self.reward_filters:
@@ -74,15 +65,19 @@ class InputFilter:
     ) -> dict[str, np.ndarray]:
         """The first observations of new episodes in the envs ``rows`` (one row each), through
         the filters; filters with per-episode history start it over for those envs."""
+        return self._through(observation, lambda f, x: f.start_episodes(x, rows))
+
+    def _through(self, observation: dict[str, Any], apply: Callable[[Any, Any], Any]) -> Any:
+        """``observation`` through the key selection, then each key's filters, in order."""
         if self.select_keys is not None:
-            observation = self.select_keys.start_episodes(observation, rows)
+            observation = apply(self.select_keys, observation)
         if not self.observation_filters:
             return observation
         out = dict(observation)
         for key, filters in self.observation_filters.items():
             value = out[key]
             for f in filters:
-                value = f.start_episodes(value, rows)
+                value = apply(f, value)
             out[key] = value
         return out
 
