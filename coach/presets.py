@@ -38,16 +38,53 @@ from coach.parameters import set_parameter
 
 @dataclass(slots=True, kw_only=True)
 class PresetValidation:
-    """What a preset promises: the evaluation reward it reaches, and within what budget."""
+    """What a preset promises: the evaluation reward (or success rate) it reaches, and
+    within what budget; or, for a baseline, the success rate it stays below."""
 
-    min_reward: float
+    min_reward: float | None = None
     """The evaluation mean reward to reach."""
+    min_success_rate: float | None = None
+    """The evaluation success rate to reach (goal-based environments)."""
+    max_success_rate: float | None = None
+    """The success rate no evaluation may exceed within the budget (a baseline that shows
+    what a method adds, e.g. DQN without hindsight replay)."""
     max_env_steps: int | None = None
     """Training env steps within which it is reached."""
     max_episodes: int | None = None
     """Training episodes within which it is reached."""
     seeds: tuple[int, ...] = (0,)
     """Seeds on which the golden runs check it."""
+
+    def __post_init__(self) -> None:
+        if (
+            self.min_reward is None
+            and self.min_success_rate is None
+            and (self.max_success_rate is None)
+        ):
+            raise CoachError("a PresetValidation needs min_reward, min_success_rate or a ceiling")
+
+    def reached(self, mean_reward: float, success_rate: float) -> bool:
+        """Whether an evaluation meets the promised reward and success rate."""
+        if self.min_reward is None and self.min_success_rate is None:
+            return False  # only a ceiling: nothing to reach
+        return (self.min_reward is None or mean_reward >= self.min_reward) and (
+            self.min_success_rate is None or success_rate >= self.min_success_rate
+        )
+
+    def broken(self, success_rate: float) -> bool:
+        """Whether an evaluation went above the ceiling."""
+        return self.max_success_rate is not None and success_rate > self.max_success_rate
+
+    def describe(self) -> str:
+        """The promise in a few characters, for tables."""
+        parts = []
+        if self.min_reward is not None:
+            parts.append(f"{self.min_reward:g}")
+        if self.min_success_rate is not None:
+            parts.append(f"success>={self.min_success_rate:g}")
+        if self.max_success_rate is not None:
+            parts.append(f"success<={self.max_success_rate:g}")
+        return " ".join(parts)
 
 
 @dataclass(slots=True)

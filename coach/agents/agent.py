@@ -190,6 +190,8 @@ class Agent:
 
     def reset(self, response: EnvResponse) -> None:
         """Start from the first observations of new episodes in every env."""
+        if self.memory is not None:
+            self.memory.end_episodes()
         every_env = np.arange(len(response.reward))
         self.input_filter.end_episodes(np.ones(len(every_env), dtype=bool))
         self.state = self.input_filter.start_episodes(response.observation, every_env)

@@ -262,7 +262,9 @@ class GraphManager(ABC):
         rewards, lengths = episodes.rewards, episodes.lengths
         self.progress.evaluation_env_steps += self._total_env_steps() - before
         self.progress.evaluation_episodes += self._episodes() - episodes_before
-        result = EvaluationResult(self.progress.frozen_env_steps, rewards, lengths)
+        result = EvaluationResult(
+            self.progress.frozen_env_steps, rewards, lengths, episodes.successes
+        )
         self.evaluations.append(result)
         if video is not None:
             paths, summary = video.finish(self.progress.frozen_env_steps)
@@ -271,7 +273,7 @@ class GraphManager(ABC):
                 self.logger.info(f"evaluation videos: {', '.join(str(p) for p in paths)}")
         if self.logger is not None:
             if rewards:
-                self.logger.evaluation("graph", rewards, lengths)
+                self.logger.evaluation("graph", rewards, lengths, episodes.successes)
             else:
                 self.logger.info("evaluation finished no episode; raise evaluation_steps")
             self._progress(time.perf_counter() - started, self._total_env_steps() - before)

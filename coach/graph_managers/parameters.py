@@ -86,10 +86,18 @@ class EvaluationResult:
     """Each episode's undiscounted return."""
     lengths: list[int]
     """Each episode's length."""
+    successes: list[float] = field(default_factory=list)
+    """Each episode's ``is_success`` (goal-based environments report it in the last step's
+    info); empty when the environment reports none."""
 
     @property
     def mean_reward(self) -> float:
         return float(np.mean(self.rewards)) if self.rewards else float("nan")
+
+    @property
+    def success_rate(self) -> float:
+        """The fraction of episodes that reached their goal (nan without successes)."""
+        return float(np.mean(self.successes)) if self.successes else float("nan")
 
 
 class EvaluationEpisodes:
@@ -106,6 +114,7 @@ class EvaluationEpisodes:
         self.counts = [0] * num_envs
         self.rewards: list[float] = []
         self.lengths: list[int] = []
+        self.successes: list[float] = []
 
     def record(self, response: EnvResponse) -> bool:
         """Take a step's finished episodes; true once every copy has run its share."""
@@ -115,4 +124,7 @@ class EvaluationEpisodes:
             self.counts[i] += 1
             self.rewards.append(float(response.episode_return[i]))
             self.lengths.append(int(response.episode_length[i]))
+            info = response.infos[i] if response.infos else {}
+            if "is_success" in info:
+                self.successes.append(float(info["is_success"]))
         return self.by_episodes and self.counts == self.quota

@@ -34,9 +34,11 @@ CSV_COLUMNS = [
     "reward_min",
     "reward_max",
     "episodes",
+    "success_rate",
 ]
 """progress.csv: one row per training episode (reward, length) and one per evaluation
-(reward is the mean; std, min, max and the number of episodes beside it)."""
+(reward is the mean; std, min, max, the number of episodes and, in goal-based tasks, the
+success rate beside it)."""
 
 
 class ExperimentLogger:
@@ -166,8 +168,14 @@ class ExperimentLogger:
             length=length,
         )
 
-    def evaluation(self, run: str, rewards: list[float], lengths: list[int]) -> None:
-        """The summary of an evaluation period."""
+    def evaluation(
+        self,
+        run: str,
+        rewards: list[float],
+        lengths: list[int],
+        successes: list[float] | None = None,
+    ) -> None:
+        """The summary of an evaluation period (with its success rate in goal-based tasks)."""
         r = np.asarray(rewards, dtype=np.float64)
         mean, std = float(r.mean()), float(r.std())
         self.last_evaluation = mean
@@ -176,6 +184,9 @@ class ExperimentLogger:
         writer.scalar("Evaluation/mean_reward", mean, step)
         writer.scalar("Evaluation/std_reward", std, step)
         writer.scalar("Evaluation/mean_length", float(np.mean(lengths)), step)
+        success_rate = float(np.mean(successes)) if successes else None
+        if success_rate is not None:
+            writer.scalar("Evaluation/success_rate", success_rate, step)
         self._row(
             phase=RunPhase.EVALUATE.value,
             agent=run,
@@ -188,6 +199,7 @@ class ExperimentLogger:
             reward_min=float(r.min()),
             reward_max=float(r.max()),
             episodes=len(rewards),
+            success_rate="" if success_rate is None else success_rate,
         )
         self.flush()
 

@@ -1,6 +1,11 @@
 """Memories: where agents keep their experience."""
 
 from coach.memories.experience_replay import ExperienceReplay, ExperienceReplayParameters
+from coach.memories.hindsight import (
+    EpisodicHindsightExperienceReplay,
+    EpisodicHindsightExperienceReplayParameters,
+    GoalReward,
+)
 from coach.memories.memory import Memory
 from coach.memories.n_step import NStepAccumulator
 from coach.memories.prioritized_experience_replay import (
@@ -10,8 +15,11 @@ from coach.memories.prioritized_experience_replay import (
 from coach.memories.rollout import Rollout, RolloutParameters, generalized_advantages
 
 __all__ = [
+    "EpisodicHindsightExperienceReplay",
+    "EpisodicHindsightExperienceReplayParameters",
     "ExperienceReplay",
     "ExperienceReplayParameters",
+    "GoalReward",
     "Memory",
     "NStepAccumulator",
     "PrioritizedExperienceReplay",

@@ -45,6 +45,10 @@ class Memory(ABC):
     def __len__(self) -> int:
         """How many transitions are stored."""
 
+    def end_episodes(self) -> None:  # noqa: B027 - an optional hook
+        """The agent's episodes restart before they ended (memories that hold unfinished
+        episodes back store them now)."""
+
     def state_dict(self) -> dict[str, Any]:
         """The stored contents, for checkpoints that keep the memory."""
         return {}

@@ -28,7 +28,7 @@ from coach.presets import list_presets, load_preset
 class GoldenResult:
     preset: str
     seed: int
-    threshold: float
+    threshold: str
     budget: int | None
     reached_at: int | None
     seconds: float | None
@@ -59,12 +59,17 @@ def run_case(name: str, seed: int) -> GoldenResult:
     reached: list[tuple[int, float]] = []
     start = time.perf_counter()
 
+    broken: list[int] = []
+
     def stop_when(result: EvaluationResult) -> bool:
-        if result.mean_reward >= validation.min_reward and not reached:
+        rate = result.success_rate
+        if validation.broken(rate):
+            broken.append(result.env_steps)
+        elif validation.reached(result.mean_reward, rate) and not reached:
             reached.append((result.env_steps, time.perf_counter() - start))
-        # Stop once reached, or once past the budget (a preset may train for longer).
+        # Stop once decided, or once past the budget (a preset may train for longer).
         budget = validation.max_env_steps
-        return bool(reached) or (budget is not None and result.env_steps >= budget)
+        return bool(reached or broken) or (budget is not None and result.env_steps >= budget)
 
     graph = preset.graph_manager
     graph.stop_when = stop_when
@@ -74,14 +79,19 @@ def run_case(name: str, seed: int) -> GoldenResult:
             graph.improve()
         finally:
             graph.close()
-    best = max((e.mean_reward for e in graph.evaluations), default=float("nan"))
+    seconds = time.perf_counter() - start
+    if validation.max_success_rate is not None and not broken and graph.evaluations:
+        # A ceiling holds once the whole budget ran without breaking it.
+        reached.append((graph.evaluations[-1].env_steps, seconds))
+    key = "success_rate" if validation.min_reward is None else "mean_reward"
+    best = max((getattr(e, key) for e in graph.evaluations), default=float("nan"))
     return GoldenResult(
         name,
         seed,
-        validation.min_reward,
+        validation.describe(),
         validation.max_env_steps,
-        reached[0][0] if reached else None,
-        reached[0][1] if reached else None,
+        None if broken else (reached[0][0] if reached else None),
+        None if broken else (reached[0][1] if reached else None),
         best,
     )
 
@@ -113,7 +123,7 @@ def main() -> int:
         at = f"{r.reached_at:,}" if r.reached_at is not None else "-"
         seconds = f"{r.seconds:.0f} s" if r.seconds is not None else "-"
         budget = f"{r.budget:,}" if r.budget is not None else "-"
-        print(f"{r.preset:<28} {r.seed:>4} {r.threshold:>9g} {budget:>9} {at:>10} "
+        print(f"{r.preset:<28} {r.seed:>4} {r.threshold:>9} {budget:>9} {at:>10} "
               f"{seconds:>9} {r.best:>7.1f}  {'pass' if r.passed else 'FAIL'}")  # fmt: skip
     failed = sum(not r.passed for r in results)
     print(f"\n{len(results) - failed} passed, {failed} failed "

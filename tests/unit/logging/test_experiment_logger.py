@@ -62,7 +62,7 @@ def test_logger_writes_csv_tensorboard_and_log(tmp_path: Path) -> None:
         "30.0",
         "3",
     )
-    assert evaluation["training_steps"] == "7"
+    assert evaluation["training_steps"] == "7" and evaluation["success_rate"] == ""
 
     agent_events = read(tmp_path / "tensorboard" / "main_level.agent")
     rewards = agent_events.Scalars("Train/episode_reward")
@@ -73,3 +73,14 @@ def test_logger_writes_csv_tensorboard_and_log(tmp_path: Path) -> None:
 
     log = (tmp_path / "log.txt").read_text()
     assert "env steps      250" in log and "1,234 steps/s" in log and "eval reward    20.0" in log
+
+
+def test_goal_based_evaluations_log_their_success_rate(tmp_path: Path) -> None:
+    logger = ExperimentLogger(tmp_path, lambda: 500, lambda: 0, quiet=True)
+    logger.evaluation("graph", [0.0, -3.0, -20.0, 0.0], [4, 7, 20, 2], [1.0, 1.0, 0.0, 1.0])
+    logger.close()
+    with open(tmp_path / "progress.csv") as f:
+        (row,) = list(csv.DictReader(f))
+    assert float(row["success_rate"]) == 0.75
+    events = read(tmp_path / "tensorboard" / "graph").Scalars("Evaluation/success_rate")
+    assert [(e.step, e.value) for e in events] == [(500, 0.75)]

@@ -1,0 +1,513 @@
+"""Hindsight experience replay: finished episodes stored again with goals they did reach.
+
+Andrychowicz et al., "Hindsight Experience Replay", NeurIPS 2017 (arXiv:1707.01495). In a
+goal-based task with a sparse reward almost every episode fails, and a failed episode teaches
+nothing about its own goal; but it is a successful episode for the goals it did reach. So
+each step of a finished episode is stored once as it happened and ``k`` more times with its
+desired goal replaced by a goal achieved in that episode (or elsewhere), the reward and
+termination recomputed for the new goal by a `GoalReward`, without the environment.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+from gymnasium import spaces
+
+from coach.core.spaces import StackedFrames
+from coach.errors import CoachError
+from coach.memories.experience_replay import ExperienceReplay
+
+GOAL_SELECTION_METHODS = ("final", "future", "episode", "random")
+"""The ways a relabeled goal is chosen (see `EpisodicHindsightExperienceReplay`)."""
+
+_DISTANCES = ("euclidean", "max_abs")
+
+
+@dataclass(slots=True, kw_only=True)
+class GoalReward:
+    """How a goal-based task rewards reaching an achieved goal when a desired one was asked.
+
+    It lets a hindsight memory recompute the reward of a relabeled step without the
+    environment. A goal is reached when ``distance(achieved, desired) <= threshold``.
+    """
+
+    distance: str = "euclidean"
+    """``"euclidean"`` (L2 norm of the difference) or ``"max_abs"`` (its largest |entry|)."""
+    threshold: float = 0.0
+    """Reached when the distance is at most this (0: only an exact match, as in BitFlip)."""
+    reached_reward: float = 0.0
+    """The reward of a step that ends with the goal reached."""
+    not_reached_reward: float = -1.0
+    """The reward of any other step."""
+    terminate_when_reached: bool = True
+    """Reaching the goal ends the episode (relabeled steps that reach it are terminal)."""
+
+    def __post_init__(self) -> None:
+        self.validate()
+
+    def validate(self) -> None:
+        """Raise a `CoachError` if a field holds a value that cannot work."""
+        if self.distance not in _DISTANCES:
+            raise CoachError(
+                f"GoalReward.distance must be one of {list(_DISTANCES)}, got {self.distance!r}"
+            )
+        if not (self.threshold >= 0 and math.isfinite(self.threshold)):
+            raise CoachError(
+                f"GoalReward.threshold must be a finite distance >= 0, got {self.threshold}"
+            )
+
+    def distances(self, achieved: np.ndarray, desired: np.ndarray) -> np.ndarray:
+        """The distance of each pair, shape (N,), for goals of shape (N, *goal_shape)."""
+        # In float64: differences of int8 or uint8 goals would wrap around.
+        difference = np.asarray(achieved, dtype=np.float64) - np.asarray(desired, np.float64)
+        if difference.ndim == 0:
+            raise CoachError("GoalReward needs goals with a leading batch axis, got scalars")
+        difference = difference.reshape(difference.shape[0], -1)
+        if self.distance == "euclidean":
+            return np.sqrt(np.square(difference).sum(axis=1))
+        return np.abs(difference).max(axis=1, initial=0.0)
+
+    def reached(self, achieved: np.ndarray, desired: np.ndarray) -> np.ndarray:
+        """Whether each achieved goal reaches its desired goal, shape (N,), bool."""
+        return self.distances(achieved, desired) <= self.threshold
+
+    def reward(self, achieved: np.ndarray, desired: np.ndarray) -> np.ndarray:
+        """The reward of each pair, shape (N,), float32."""
+        return np.where(
+            self.reached(achieved, desired), self.reached_reward, self.not_reached_reward
+        ).astype(np.float32)
+
+
+@dataclass(slots=True, kw_only=True)
+class EpisodicHindsightExperienceReplayParameters:
+    """A uniform replay memory that adds hindsight copies of every finished episode."""
+
+    max_size: int = 1_000_000
+    """Capacity in rows (regular and hindsight); the oldest are overwritten first."""
+    hindsight_goal_selection_method: str = "future"
+    """How relabeled goals are chosen: ``"final"``, ``"future"``, ``"episode"``, ``"random"``."""
+    hindsight_transitions_per_regular_transition: int = 4
+    """``k``: relabeled copies stored per real step (the paper's best was 4 with future)."""
+    goal_reward: GoalReward = field(default_factory=GoalReward)
+    """How the task rewards a goal, to recompute relabeled rewards and terminations."""
+    achieved_goal_key: str = "achieved_goal"
+    """The observation key of the goal the state achieves."""
+    desired_goal_key: str = "desired_goal"
+    """The observation key of the goal asked for, which relabeling replaces."""
+
+    def build(
+        self,
+        observation_space: spaces.Dict,
+        action_space: spaces.Space,
+        rng: np.random.Generator,
+        extra_spaces: dict[str, spaces.Space] | None = None,
+    ) -> EpisodicHindsightExperienceReplay:
+        """The memory, for an agent's spaces (and its extra columns), drawing with ``rng``."""
+        return EpisodicHindsightExperienceReplay(
+            self.max_size,
+            observation_space,
+            action_space,
+            rng,
+            extra_spaces,
+            hindsight_goal_selection_method=self.hindsight_goal_selection_method,
+            hindsight_transitions_per_regular_transition=(
+                self.hindsight_transitions_per_regular_transition
+            ),
+            goal_reward=self.goal_reward,
+            achieved_goal_key=self.achieved_goal_key,
+            desired_goal_key=self.desired_goal_key,
+        )
+
+
+class EpisodicHindsightExperienceReplay(ExperienceReplay):
+    """Experience replay that stores each finished episode with ``k`` relabeled copies.
+
+    Andrychowicz, Wolski, Ray, Schneider, Fong, Welinder, McGrew, Tobin, Abbeel and Zaremba,
+    "Hindsight Experience Replay", NeurIPS 2017 (arXiv:1707.01495).
+
+    `store` takes one step of every env, as any memory does, but keeps each env's steps in
+    an open episode until that episode terminates or is truncated. Then its ``T`` steps go
+    into the ring as they happened, followed by ``T * k`` relabeled rows, ``k`` per step in
+    step order. The relabeled copy of step ``t`` has goal ``g'`` as the desired goal of both
+    its state and its next state, and
+
+    - reward ``goal_reward.reward(achieved_t, g')``, where ``achieved_t`` is the achieved goal
+      of step ``t``'s next state;
+    - terminated ``goal_reward.reached(achieved_t, g')`` (the original flag when the goal
+      reward does not terminate on reaching);
+    - truncated the original flag, unless the copy is now terminated;
+    - the same extra columns as the step.
+
+    The goal ``g'`` is the next-state achieved goal of a step ``t'`` of the episode, drawn
+    from the memory's generator as one array of ``T * k`` draws per episode:
+
+    - ``"final"``: ``t' = T - 1``, the goal the episode ended in (no draw);
+    - ``"future"``: ``t' = rng.integers(t, T)``, a goal reached at step ``t`` or later;
+    - ``"episode"``: ``t' = rng.integers(0, T)``, any goal reached in the episode;
+    - ``"random"``: the next-state achieved goal of a live row of the whole memory drawn
+      uniformly before the episode is stored (of this episode, as ``"episode"``, while the
+      memory is empty).
+
+    Design notes: there is no ``flush``. The steps of an open episode are in no sampled row,
+    and they wait for the episode's end, because every strategy but ``"random"`` needs the
+    rest of the episode; ``len`` counts stored rows only (regular and hindsight). Envs must
+    therefore not restart an episode without ending it (terminated or truncated): the steps
+    of the new episode would join the open one. Open episodes are kept in a checkpoint
+    (`state_dict`), so a run resumed mid-episode carries on with them.
+
+    Args:
+        capacity: How many rows (regular and hindsight) it holds. An episode of ``T`` steps
+            needs ``T * (1 + k)`` of them.
+        observation_space: The agent's (filtered) observation space, a ``spaces.Dict`` with
+            the achieved and desired goal keys, of one shape and not frame-stacked.
+        action_space: The agent's action space.
+        rng: The generator relabeled goals and samples are drawn with.
+        extra_spaces: Further per-transition columns an agent keeps, by name; relabeled rows
+            keep their step's values.
+        hindsight_goal_selection_method: ``"final"``, ``"future"``, ``"episode"`` or
+            ``"random"``.
+        hindsight_transitions_per_regular_transition: ``k >= 0``, the relabeled copies per
+            step (0 stores the episodes only).
+        goal_reward: How the task rewards goals; ``GoalReward()`` (BitFlip's) when not given.
+        achieved_goal_key: The observation key of the achieved goal.
+        desired_goal_key: The observation key of the desired goal.
+    """
+
+    def __init__(
+        self,
+        capacity: int,
+        observation_space: spaces.Dict,
+        action_space: spaces.Space,
+        rng: np.random.Generator,
+        extra_spaces: dict[str, spaces.Space] | None = None,
+        *,
+        hindsight_goal_selection_method: str = "future",
+        hindsight_transitions_per_regular_transition: int = 4,
+        goal_reward: GoalReward | None = None,
+        achieved_goal_key: str = "achieved_goal",
+        desired_goal_key: str = "desired_goal",
+    ) -> None:
+        if hindsight_goal_selection_method not in GOAL_SELECTION_METHODS:
+            raise CoachError(
+                f"unknown hindsight goal selection method {hindsight_goal_selection_method!r}; "
+                f"choose one of {list(GOAL_SELECTION_METHODS)}"
+            )
+        k = hindsight_transitions_per_regular_transition
+        if isinstance(k, bool) or not isinstance(k, int | np.integer) or k < 0:
+            raise CoachError(
+                f"hindsight_transitions_per_regular_transition must be an integer >= 0, got {k!r}"
+            )
+        _check_goal_spaces(observation_space, achieved_goal_key, desired_goal_key)
+        super().__init__(capacity, observation_space, action_space, rng, extra_spaces)
+        if capacity < 1 + k:
+            raise CoachError(
+                f"a hindsight memory of capacity {capacity} cannot hold one step with its {k} "
+                f"hindsight copies; give it max_size >= {1 + k}"
+            )
+        self.goal_selection_method = hindsight_goal_selection_method
+        self.k = int(k)
+        """Relabeled copies stored per real step."""
+        self.goal_reward = goal_reward if goal_reward is not None else GoalReward()
+        self.goal_reward.validate()
+        self.achieved_goal_key = achieved_goal_key
+        self.desired_goal_key = desired_goal_key
+        self.max_episode_steps = capacity // (1 + self.k)
+        """The longest episode whose rows, with their hindsight copies, fit the capacity."""
+        self._open: _OpenEpisodes | None = None
+        """Each env's unfinished episode; created by the first `store`, sized by its batch."""
+        self._restoring = False
+        """Set while `ExperienceReplay.load_state_dict` stores saved rows back as they are."""
+
+    @property
+    def open_episode_lengths(self) -> np.ndarray:
+        """How many steps each env's unfinished episode holds, shape (B,) (empty before any
+        `store`)."""
+        if self._open is None:
+            return np.zeros(0, dtype=np.int64)
+        return self._open.lengths.copy()
+
+    def store(
+        self,
+        state: dict[str, np.ndarray],
+        action: np.ndarray,
+        reward: np.ndarray,
+        next_state: dict[str, np.ndarray],
+        terminated: np.ndarray,
+        truncated: np.ndarray,
+        extras: dict[str, np.ndarray] | None = None,
+    ) -> None:
+        """Add one step of every env to its open episode; store the episodes that end here."""
+        if self._restoring:  # saved rows, hindsight copies included: into the ring as they are
+            super().store(state, action, reward, next_state, terminated, truncated, extras)
+            return
+        if self.extras and (extras is None or set(extras) != set(self.extras)):
+            raise CoachError(
+                f"this memory stores the columns {sorted(self.extras)} with each step, "
+                f"got {sorted(extras or {})}"
+            )
+        step = _flatten(
+            state,
+            action,
+            reward,
+            next_state,
+            terminated,
+            truncated,
+            {k: extras[k] for k in self.extras} if extras is not None else {},
+        )
+        num_envs = len(reward)
+        if self._open is None:
+            self._open = _OpenEpisodes.empty(step, num_envs)
+        elif num_envs != self._open.num_envs:
+            raise CoachError(
+                f"this hindsight memory keeps the episodes of {self._open.num_envs} envs, "
+                f"got a step of {num_envs}"
+            )
+        too_long = np.flatnonzero(self._open.lengths >= self.max_episode_steps)
+        if too_long.size:
+            raise CoachError(
+                f"env {too_long[0]}'s episode has more than {self.max_episode_steps} steps: "
+                f"with {self.k} hindsight copies per step it needs more rows than the memory's "
+                f"capacity of {self.capacity}; raise max_size or lower "
+                f"hindsight_transitions_per_regular_transition"
+            )
+        self._open.append(step)
+        ended = np.asarray(terminated, dtype=bool) | np.asarray(truncated, dtype=bool)
+        for env in np.flatnonzero(ended):
+            self._store_episode(self._open.pop(int(env)))
+
+    def end_episodes(self) -> None:
+        """The agent's episodes restart (an evaluation begins, a run resumes without its
+        episodes): each open episode is stored as it is, truncated at its last step."""
+        if self._open is None:
+            return
+        for env in np.flatnonzero(self._open.lengths):
+            episode = self._open.pop(int(env))
+            episode["truncated"] = episode["truncated"].copy()
+            episode["truncated"][-1] = not episode["terminated"][-1]
+            self._store_episode(episode)
+
+    def _store_episode(self, episode: dict[str, Any]) -> None:
+        """Store an episode's steps (a batch of T rows as `store` takes it) and its copies."""
+        # The hindsight rows first, so that "random" draws from the memory before this episode.
+        hindsight = self._hindsight(episode) if self.k else None
+        super().store(**episode)
+        if hindsight is not None:
+            super().store(**hindsight)
+
+    def _hindsight(self, episode: dict[str, Any]) -> dict[str, Any]:
+        """The ``T * k`` relabeled copies of an episode's steps, ``k`` per step in order."""
+        achieved = episode["next_state"][self.achieved_goal_key]
+        length = len(achieved)
+        steps = np.repeat(np.arange(length), self.k)
+        goals = self._select_goals(achieved, steps)
+        state = {key: value[steps] for key, value in episode["state"].items()}
+        next_state = {key: value[steps] for key, value in episode["next_state"].items()}
+        state[self.desired_goal_key] = goals
+        next_state[self.desired_goal_key] = goals
+        # The reward is for the step's outcome, the goal its next state achieved.
+        outcome = achieved[steps]
+        terminated = (
+            self.goal_reward.reached(outcome, goals)
+            if self.goal_reward.terminate_when_reached
+            else episode["terminated"][steps]
+        )
+        extras = episode["extras"]
+        return {
+            "state": state,
+            "action": episode["action"][steps],
+            "reward": self.goal_reward.reward(outcome, goals),
+            "next_state": next_state,
+            "terminated": terminated,
+            "truncated": episode["truncated"][steps] & ~terminated,
+            "extras": {k: v[steps] for k, v in extras.items()} if extras is not None else None,
+        }
+
+    def _select_goals(self, achieved: np.ndarray, steps: np.ndarray) -> np.ndarray:
+        """A goal for each relabeled copy of the steps ``steps`` (one entry per copy), from
+        the episode's next-state achieved goals ``achieved`` (T, *goal_shape)."""
+        length = len(achieved)
+        method = self.goal_selection_method
+        if method == "final":
+            return achieved[np.full(len(steps), length - 1)]
+        if method == "future":
+            return achieved[self.rng.integers(steps, length)]
+        if method == "random" and len(self):
+            rows = self._live_rows()[self.rng.integers(0, len(self), size=len(steps))]
+            return self.next_states[self.achieved_goal_key][rows]
+        # "episode", and "random" while the memory holds nothing else to draw from.
+        return achieved[self.rng.integers(0, length, size=len(steps))]
+
+    def state_dict(self) -> dict[str, Any]:
+        """The ring's rows as `ExperienceReplay` saves them, with the open episodes."""
+        state = super().state_dict()
+        state["open_episodes"] = self._open.state_dict() if self._open is not None else None
+        return state
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        """Restore what `state_dict` returned (or the state of a plain `ExperienceReplay`,
+        with no open episodes). Into another capacity, the live rows are stored again as
+        they are: hindsight copies are not made twice."""
+        self._restoring = True
+        try:
+            super().load_state_dict(state)
+        finally:
+            self._restoring = False
+        saved = state.get("open_episodes")
+        self._open = _OpenEpisodes.from_state_dict(saved) if saved is not None else None
+        if self._open is not None:
+            self._check_open_episodes(self._open)
+
+    def _check_open_episodes(self, episodes: _OpenEpisodes) -> None:
+        keys = [*self.states, *self.frame_stores]
+        expected = {(name, key) for name in ("state", "next_state") for key in keys}
+        expected |= {("extras", key) for key in self.extras}
+        expected |= {(name, "") for name in ("action", "reward", "terminated", "truncated")}
+        if set(episodes.columns) != expected:
+            raise CoachError(
+                f"the saved open episodes of the hindsight memory hold the columns "
+                f"{sorted(episodes.columns)}, but this memory stores {sorted(expected)}: "
+                f"they were saved for other spaces"
+            )
+        longest = int(episodes.lengths.max(initial=0))
+        if longest > self.max_episode_steps:
+            raise CoachError(
+                f"a saved open episode has {longest} steps, more than the "
+                f"{self.max_episode_steps} this memory's capacity of {self.capacity} holds with "
+                f"{self.k} hindsight copies per step; restore it with a larger max_size"
+            )
+
+
+def _check_goal_spaces(observation_space: spaces.Dict, achieved: str, desired: str) -> None:
+    present = list(observation_space.spaces) if isinstance(observation_space, spaces.Dict) else []
+    if achieved not in present or desired not in present:
+        raise CoachError(
+            f"hindsight replay needs the observation keys {achieved!r} and {desired!r}, "
+            f"got the keys {present}; set achieved_goal_key and desired_goal_key"
+        )
+    achieved_space, desired_space = observation_space[achieved], observation_space[desired]
+    if isinstance(achieved_space, StackedFrames) or isinstance(desired_space, StackedFrames):
+        raise CoachError(
+            f"hindsight replay cannot relabel frame-stacked goals ({achieved!r}, {desired!r}); "
+            f"stack only the other observation keys"
+        )
+    if achieved_space.shape != desired_space.shape:
+        raise CoachError(
+            f"hindsight replay replaces {desired!r} by values of {achieved!r}, so they need "
+            f"one shape, got {desired_space.shape} and {achieved_space.shape}"
+        )
+
+
+def _flatten(
+    state: dict[str, np.ndarray],
+    action: np.ndarray,
+    reward: np.ndarray,
+    next_state: dict[str, np.ndarray],
+    terminated: np.ndarray,
+    truncated: np.ndarray,
+    extras: dict[str, np.ndarray],
+) -> dict[tuple[str, str], np.ndarray]:
+    """The arguments of `store` as one array per (argument, key) ("" for a plain array)."""
+    columns = {("state", key): np.asarray(value) for key, value in state.items()}
+    columns |= {("next_state", key): np.asarray(value) for key, value in next_state.items()}
+    columns |= {("extras", key): np.asarray(value) for key, value in extras.items()}
+    columns[("action", "")] = np.asarray(action)
+    columns[("reward", "")] = np.asarray(reward)
+    columns[("terminated", "")] = np.asarray(terminated, dtype=bool)
+    columns[("truncated", "")] = np.asarray(truncated, dtype=bool)
+    return columns
+
+
+def _nest(columns: dict[tuple[str, str], np.ndarray]) -> dict[str, Any]:
+    """Undo `_flatten`: the keyword arguments of `store`."""
+    nested: dict[str, Any] = {"state": {}, "next_state": {}, "extras": {}}
+    for (name, key), value in columns.items():
+        if name in ("state", "next_state", "extras"):
+            nested[name][key] = value
+        else:
+            nested[name] = value
+    return nested
+
+
+class _OpenEpisodes:
+    """Each env's unfinished episode, column-wise: arrays of shape (B, L, ...) whose L
+    doubles when an episode outgrows it, and each env's number of steps so far.
+
+    Appending a step of every env is one assignment per column, which copies the values:
+    the caller may reuse its arrays.
+    """
+
+    def __init__(self, columns: dict[tuple[str, str], np.ndarray], lengths: np.ndarray) -> None:
+        self.columns = columns
+        """Per (argument of `store`, key): the steps, shape (B, L, ...)."""
+        self.lengths = lengths
+        """How many steps each env's episode holds, shape (B,)."""
+
+    @classmethod
+    def empty(cls, first_step: dict[tuple[str, str], np.ndarray], num_envs: int) -> _OpenEpisodes:
+        """Empty episodes for ``num_envs`` envs, with columns shaped after ``first_step``."""
+        columns = {
+            name: np.zeros((num_envs, 16, *value.shape[1:]), dtype=value.dtype)
+            for name, value in first_step.items()
+        }
+        return cls(columns, np.zeros(num_envs, dtype=np.int64))
+
+    @property
+    def num_envs(self) -> int:
+        return len(self.lengths)
+
+    def append(self, step: dict[tuple[str, str], np.ndarray]) -> None:
+        """Add a step of every env (one row per env) at the end of its episode."""
+        if set(step) != set(self.columns):
+            raise CoachError(
+                f"a step must give the same observation keys and columns each time: the "
+                f"first gave {sorted(self.columns)}, this one {sorted(step)}"
+            )
+        room = next(iter(self.columns.values())).shape[1]
+        if self.lengths.max(initial=0) >= room:
+            for name, column in self.columns.items():
+                grown = np.zeros((self.num_envs, 2 * room, *column.shape[2:]), column.dtype)
+                grown[:, :room] = column
+                self.columns[name] = grown
+        envs = np.arange(self.num_envs)
+        for name, column in self.columns.items():
+            column[envs, self.lengths] = step[name]
+        self.lengths += 1
+
+    def pop(self, env: int) -> dict[str, Any]:
+        """Env ``env``'s episode as the keyword arguments of `store` (views, valid until the
+        next `append`), and an empty episode in its place."""
+        length = int(self.lengths[env])
+        self.lengths[env] = 0
+        episode = _nest({name: column[env, :length] for name, column in self.columns.items()})
+        episode["extras"] = episode["extras"] or None
+        return episode
+
+    def state_dict(self) -> dict[str, Any]:
+        """The steps held (the columns up to the longest episode) and the lengths."""
+        longest = int(self.lengths.max(initial=0))
+        steps = {name: column[:, :longest].copy() for name, column in self.columns.items()}
+        return {"lengths": self.lengths.copy(), "steps": _nest(steps)}
+
+    @classmethod
+    def from_state_dict(cls, state: dict[str, Any]) -> _OpenEpisodes:
+        """Undo `state_dict`."""
+        lengths = np.asarray(state["lengths"], dtype=np.int64)
+        longest = int(lengths.max(initial=0))
+        columns: dict[tuple[str, str], np.ndarray] = {}
+        for name, value in state["steps"].items():
+            for key, saved in value.items() if isinstance(value, dict) else [("", value)]:
+                saved = np.asarray(saved)
+                if saved.ndim < 2 or saved.shape[:2] != (len(lengths), longest):
+                    raise CoachError(
+                        f"the saved open episodes of the hindsight memory are corrupted: "
+                        f"{name} {key} has shape {saved.shape}, expected "
+                        f"({len(lengths)}, {longest}, ...)"
+                    )
+                column = np.zeros((len(lengths), max(16, longest), *saved.shape[2:]), saved.dtype)
+                column[:, :longest] = saved
+                columns[(name, key)] = column
+        return cls(columns, lengths)
