@@ -10,15 +10,45 @@ hierarchies of any depth are built.
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 from gymnasium import spaces
 
 from coach.agents.agent import Agent
+from coach.core.goals import GoalReward
 from coach.core.run_phase import RunPhase
 from coach.core.types import EnvResponse
 from coach.environments.environment import Environment
+from coach.errors import CoachError
+
+
+@dataclass(slots=True, kw_only=True)
+class LevelGoals:
+    """How a level below the top pursues the goals the level above sets it.
+
+    The level's agent sees its environment's observation with ``desired_goal_key`` replaced
+    by the goal, is rewarded by ``goal_reward`` for the goal its next state achieves
+    (``achieved_goal_key``), and a sub-episode per goal: it ends when the goal is reached,
+    when the level's horizon is spent, or when the environment's episode ends.
+    """
+
+    goal_reward: GoalReward = field(default_factory=GoalReward)
+    """When a goal is reached, and the lower agent's reward for it."""
+    achieved_goal_key: str = "achieved_goal"
+    """The observation key of the goal the environment's state achieves."""
+    desired_goal_key: str = "desired_goal"
+    """The observation key the goal goes under, for the level's agent."""
+
+    def agent_space(self, observation_space: spaces.Dict, goal_space: spaces.Space) -> spaces.Dict:
+        """The observation space of the level's agent."""
+        if self.achieved_goal_key not in observation_space.spaces:
+            raise CoachError(
+                f"a goal level needs the achieved goal {self.achieved_goal_key!r} in the "
+                f"observation, which has {sorted(observation_space.spaces)}"
+            )
+        return spaces.Dict({**observation_space.spaces, self.desired_goal_key: goal_space})
 
 
 class LevelManager(Environment):
@@ -32,6 +62,9 @@ class LevelManager(Environment):
             (its horizon). The top level runs one step per call.
         action_space: The space of the goals this level takes from the level above
             (``None`` for the top level).
+        goals: How the level pursues those goals (`LevelGoals`): its agent then sees and is
+            rewarded for the goal, in sub-episodes of at most ``steps_per_action`` steps.
+            Without it the goal is only handed to the agent (`Agent.set_goal`).
     """
 
     def __init__(
@@ -41,9 +74,18 @@ class LevelManager(Environment):
         environment: Environment,
         steps_per_action: int = 1,
         action_space: spaces.Space | None = None,
+        goals: LevelGoals | None = None,
     ) -> None:
         if steps_per_action < 1:
             raise ValueError(f"steps_per_action must be >= 1, got {steps_per_action}")
+        if goals is not None and environment.num_envs != 1:
+            raise CoachError(
+                f"a goal level runs one environment copy (its sub-episodes end at different "
+                f"steps in different copies), got {environment.num_envs}"
+            )
+        self.goals = goals
+        self._current: EnvResponse | None = None
+        """The environment's latest response: where the next sub-episode starts."""
         self.name = name
         self.agent = agent
         self.environment = environment
@@ -65,7 +107,9 @@ class LevelManager(Environment):
 
     def reset(self, seed: int | None = None) -> EnvResponse:
         response = self.environment.reset(seed)
-        self.agent.reset(response)
+        self._current = response
+        if self.goals is None:  # a goal level starts its agent when a goal arrives
+            self.agent.reset(response)
         return response
 
     def step(self, action: Any = None) -> EnvResponse:
@@ -74,6 +118,8 @@ class LevelManager(Environment):
         Args:
             action: The goal (or option) from the level above; ``None`` at the top.
         """
+        if self.goals is not None and action is not None:
+            return self._pursue(action)
         if action is not None:
             self.agent.set_goal(action)
         agent = self.agent
@@ -95,6 +141,71 @@ class LevelManager(Environment):
             episode_return=response.episode_return,
             episode_length=response.episode_length,
             infos=response.infos,
+        )
+
+    def _pursue(self, goal: Any) -> EnvResponse:
+        """One sub-episode towards ``goal``; the environment's steps answered as one."""
+        goals, agent = self.goals, self.agent
+        assert goals is not None and self._current is not None
+        goal = np.asarray(goal)
+        agent.set_goal(goal)
+        agent.reset(self._with_goal(self._current.observation, goal))
+        reward = np.zeros(self.num_envs)
+        goal_return = np.zeros(self.num_envs)
+        for t in range(1, self.steps_per_action + 1):
+            response = self.environment.step(agent.act().action)
+            reward += response.reward
+            achieved = response.next_observation[goals.achieved_goal_key]
+            reached = goals.goal_reward.reached(achieved, goal)
+            goal_reward = goals.goal_reward.reward(achieved, goal)
+            goal_return += goal_reward
+            terminated = response.terminated | (reached & goals.goal_reward.terminate_when_reached)
+            ended = response.next_observation is not response.observation
+            last = bool(terminated.any() or ended or t == self.steps_per_action)
+            truncated = ~terminated & (response.truncated | (t == self.steps_per_action))
+            next_observation = {**response.next_observation, goals.desired_goal_key: goal}
+            # At the end of a sub-episode the agent sees an episode end; the next one starts
+            # from the environment's observation with the next goal (`agent.reset` above).
+            observation = dict(next_observation) if last else next_observation
+            agent.observe(
+                EnvResponse(
+                    observation=observation,
+                    reward=goal_reward.astype(np.float32),
+                    terminated=terminated if last else np.zeros_like(terminated),
+                    truncated=truncated if last else np.zeros_like(truncated),
+                    next_observation=next_observation,
+                    episode_return=goal_return.copy(),
+                    episode_length=np.full(self.num_envs, t),
+                    infos=[{"is_success": float(r)} for r in reached],
+                )
+            )
+            agent.train()
+            self._current = response
+            if last:
+                break
+        return EnvResponse(
+            observation=response.observation,
+            reward=reward.astype(np.float32),
+            terminated=response.terminated,
+            truncated=response.truncated,
+            next_observation=response.next_observation,
+            episode_return=response.episode_return,
+            episode_length=response.episode_length,
+            infos=response.infos,
+        )
+
+    def _with_goal(self, observation: dict[str, np.ndarray], goal: np.ndarray) -> EnvResponse:
+        """A response that starts the agent's sub-episode at ``observation`` with ``goal``."""
+        assert self.goals is not None
+        with_goal = {**observation, self.goals.desired_goal_key: goal}
+        return EnvResponse(
+            observation=with_goal,
+            reward=np.zeros(self.num_envs, dtype=np.float32),
+            terminated=np.zeros(self.num_envs, dtype=bool),
+            truncated=np.zeros(self.num_envs, dtype=bool),
+            next_observation=with_goal,
+            episode_return=np.zeros(self.num_envs),
+            episode_length=np.zeros(self.num_envs, dtype=np.int64),
         )
 
     def _step_once(self, agent: Agent) -> EnvResponse:

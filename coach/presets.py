@@ -252,6 +252,7 @@ def describe(preset: Preset) -> tuple[str, str]:
     level_set = getattr(env_params, "level_set", None)
     if level_set is not None:
         environment += f" (-lvl: {level_set})"
-    agent = roots.get("agent")
-    agent_name = type(agent).__name__.removesuffix("Parameters") if agent is not None else "?"
+    agents = [roots["agent"]] if roots.get("agent") is not None else roots.get("agents") or []
+    names = [type(a).__name__.removesuffix("Parameters") for a in agents]
+    agent_name = " / ".join(names) if names else "?"
     return environment, agent_name

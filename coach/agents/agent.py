@@ -269,6 +269,10 @@ class Agent:
             self.log.episode(
                 self.phase, float(response.episode_return[i]), int(response.episode_length[i])
             )
+            info = response.infos[i] if response.infos else {}
+            if "is_success" in info and self.phase is RunPhase.TRAIN:
+                # Goal-based tasks and the levels of a hierarchy: 1 per goal reached.
+                self.log.scalar("Train/success", float(info["is_success"]))
         if self.exploration is not None:
             self.exploration.episode_ended(done)
         if self.exploration is not None and self.phase is RunPhase.TRAIN:

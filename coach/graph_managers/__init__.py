@@ -2,12 +2,15 @@
 
 from coach.graph_managers.basic_rl import BasicRLGraphManager
 from coach.graph_managers.graph_manager import GraphManager, RunInterrupted
+from coach.graph_managers.hrl import HierarchyParameters, HRLGraphManager
 from coach.graph_managers.parameters import EvaluationResult, RunContext, ScheduleParameters
 
 __all__ = [
     "BasicRLGraphManager",
     "EvaluationResult",
     "GraphManager",
+    "HRLGraphManager",
+    "HierarchyParameters",
     "RunContext",
     "RunInterrupted",
     "ScheduleParameters",

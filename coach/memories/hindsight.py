@@ -10,76 +10,19 @@ termination recomputed for the new goal by a `GoalReward`, without the environme
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 from gymnasium import spaces
 
+from coach.core.goals import GoalReward
 from coach.core.spaces import StackedFrames
 from coach.errors import CoachError
 from coach.memories.experience_replay import ExperienceReplay
 
 GOAL_SELECTION_METHODS = ("final", "future", "episode", "random")
 """The ways a relabeled goal is chosen (see `EpisodicHindsightExperienceReplay`)."""
-
-_DISTANCES = ("euclidean", "max_abs")
-
-
-@dataclass(slots=True, kw_only=True)
-class GoalReward:
-    """How a goal-based task rewards reaching an achieved goal when a desired one was asked.
-
-    It lets a hindsight memory recompute the reward of a relabeled step without the
-    environment. A goal is reached when ``distance(achieved, desired) <= threshold``.
-    """
-
-    distance: str = "euclidean"
-    """``"euclidean"`` (L2 norm of the difference) or ``"max_abs"`` (its largest |entry|)."""
-    threshold: float = 0.0
-    """Reached when the distance is at most this (0: only an exact match, as in BitFlip)."""
-    reached_reward: float = 0.0
-    """The reward of a step that ends with the goal reached."""
-    not_reached_reward: float = -1.0
-    """The reward of any other step."""
-    terminate_when_reached: bool = True
-    """Reaching the goal ends the episode (relabeled steps that reach it are terminal)."""
-
-    def __post_init__(self) -> None:
-        self.validate()
-
-    def validate(self) -> None:
-        """Raise a `CoachError` if a field holds a value that cannot work."""
-        if self.distance not in _DISTANCES:
-            raise CoachError(
-                f"GoalReward.distance must be one of {list(_DISTANCES)}, got {self.distance!r}"
-            )
-        if not (self.threshold >= 0 and math.isfinite(self.threshold)):
-            raise CoachError(
-                f"GoalReward.threshold must be a finite distance >= 0, got {self.threshold}"
-            )
-
-    def distances(self, achieved: np.ndarray, desired: np.ndarray) -> np.ndarray:
-        """The distance of each pair, shape (N,), for goals of shape (N, *goal_shape)."""
-        # In float64: differences of int8 or uint8 goals would wrap around.
-        difference = np.asarray(achieved, dtype=np.float64) - np.asarray(desired, np.float64)
-        if difference.ndim == 0:
-            raise CoachError("GoalReward needs goals with a leading batch axis, got scalars")
-        difference = difference.reshape(difference.shape[0], -1)
-        if self.distance == "euclidean":
-            return np.sqrt(np.square(difference).sum(axis=1))
-        return np.abs(difference).max(axis=1, initial=0.0)
-
-    def reached(self, achieved: np.ndarray, desired: np.ndarray) -> np.ndarray:
-        """Whether each achieved goal reaches its desired goal, shape (N,), bool."""
-        return self.distances(achieved, desired) <= self.threshold
-
-    def reward(self, achieved: np.ndarray, desired: np.ndarray) -> np.ndarray:
-        """The reward of each pair, shape (N,), float32."""
-        return np.where(
-            self.reached(achieved, desired), self.reached_reward, self.not_reached_reward
-        ).astype(np.float32)
 
 
 @dataclass(slots=True, kw_only=True)

@@ -1,0 +1,124 @@
+"""Hierarchical graphs: any number of levels, each the environment of the level above.
+
+The top level's agent acts in the real environment's observation, its actions being goals
+for the level below; each level below pursues the goal it was given for at most its
+horizon of steps (or until the goal is reached, or the environment's episode ends), seeing
+the goal in its observation and rewarded for reaching it (`LevelGoals`), and answers the
+level above with one transition. The bottom level acts in the environment itself.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from gymnasium import spaces
+
+from coach.agents.agent import AgentParameters
+from coach.environments.environment import Environment
+from coach.environments.gym_environment import GymEnvironmentParameters
+from coach.errors import CoachError
+from coach.graph_managers.graph_manager import GraphManager
+from coach.graph_managers.parameters import RunContext, ScheduleParameters
+from coach.level_manager import LevelGoals, LevelManager
+from coach.logging.experiment_logger import AgentLogger
+
+
+@dataclass(slots=True, kw_only=True)
+class HierarchyParameters:
+    """The shape of a hierarchy: horizons and goals of the levels below the top."""
+
+    horizons: list[int] = field(default_factory=lambda: [10])
+    """Each level's most steps per goal, from the level below the top down to the bottom."""
+    goals: LevelGoals = field(default_factory=LevelGoals)
+    """How the levels below the top see, reach and are rewarded for their goals."""
+    goal_space: spaces.Box | None = None
+    """The space of the goals the upper levels set; ``None`` is the environment's achieved
+    goal space."""
+
+
+class HRLGraphManager(GraphManager):
+    """Levels of agents, top first in ``agent_params``; level ``i + 1`` pursues the goals of
+    level ``i``.
+
+    Args:
+        agent_params: One agent per level, the top level's first.
+        env_params: The (goal-based) environment.
+        schedule_params: How long each phase lasts.
+        hierarchy: Horizons and goals of the levels below the top (one horizon each).
+        name: The graph's name.
+    """
+
+    def __init__(
+        self,
+        agent_params: list[AgentParameters],
+        env_params: GymEnvironmentParameters,
+        schedule_params: ScheduleParameters,
+        hierarchy: HierarchyParameters | None = None,
+        name: str = "hrl_graph",
+    ) -> None:
+        super().__init__(name, schedule_params)
+        self.agent_params = agent_params
+        self.env_params = env_params
+        self.hierarchy = hierarchy or HierarchyParameters()
+        if len(agent_params) < 2:
+            raise CoachError("a hierarchy needs at least two levels of agents")
+        if len(self.hierarchy.horizons) != len(agent_params) - 1:
+            raise CoachError(
+                f"{len(agent_params)} levels need {len(agent_params) - 1} horizons (one per "
+                f"level below the top), got {self.hierarchy.horizons}"
+            )
+
+    def parameters(self) -> dict[str, Any]:
+        return {
+            "agents": self.agent_params,
+            "environment": self.env_params,
+            "schedule": self.schedule_params,
+            "hierarchy": self.hierarchy,
+        }
+
+    def _build(self, context: RunContext) -> tuple[Environment, list[LevelManager]]:
+        environment = self.env_params.build()
+        goals = self.hierarchy.goals
+        goal_space: spaces.Space | None = self.hierarchy.goal_space
+        if goal_space is None:
+            goal_space = environment.observation_space.spaces.get(goals.achieved_goal_key)
+            if goal_space is None:
+                raise CoachError(
+                    f"the upper levels' goals default to the environment's "
+                    f"{goals.achieved_goal_key!r} Box; the observation has "
+                    f"{sorted(environment.observation_space.spaces)}: give goal_space"
+                )
+        levels: list[LevelManager] = []
+        below: Environment = environment
+        count = len(self.agent_params)
+        for index in reversed(range(count)):  # the bottom level first
+            params = self.agent_params[index]
+            top = index == 0
+            name = f"level_{index}"
+            observation_space = (
+                below.observation_space
+                if top
+                else goals.agent_space(below.observation_space, goal_space)
+            )
+            log = AgentLogger(self.logger, f"{name}.{params.name}") if self.logger else None
+            agent = params.agent_class()(
+                params,
+                observation_space,
+                below.action_space,
+                below.num_envs,
+                seed=self.agent_seed(index),
+                device=context.device,
+                log=log,
+            )
+            level = LevelManager(
+                name,
+                agent,
+                below,
+                steps_per_action=1 if top else self.hierarchy.horizons[index - 1],
+                action_space=None if top else goal_space,
+                goals=None if top else goals,
+            )
+            levels.append(level)
+            below = level
+        return environment, levels

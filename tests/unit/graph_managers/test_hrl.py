@@ -1,0 +1,90 @@
+"""Unit tests for coach/graph_managers/hrl.py: a hierarchy of real agents on a goal-based
+environment builds, runs, logs each level apart and checkpoints."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+
+from coach.agents.ddpg import DDPGAgentParameters
+from coach.core.goals import GoalReward
+from coach.core.step_units import EnvironmentEpisodes, EnvironmentSteps
+from coach.environments.gym_environment import GymEnvironmentParameters
+from coach.errors import CoachError
+from coach.graph_managers.hrl import HierarchyParameters, HRLGraphManager
+from coach.graph_managers.parameters import RunContext, ScheduleParameters
+from coach.level_manager import LevelGoals
+
+
+def _agent(name: str) -> DDPGAgentParameters:
+    params = DDPGAgentParameters(name=name)
+    for network in params.network_wrappers.values():
+        network.middleware.scheme = [16]
+        network.input_embedders = {
+            key: type(network.input_embedders["observation"])()
+            for key in (
+                "observation",
+                "desired_goal",
+                *(("action",) if "action" in network.input_embedders else ()),
+            )
+        }
+    params.algorithm.batch_size = 8
+    return params
+
+
+def _graph(levels: int, horizons: list[int]) -> HRLGraphManager:
+    schedule = ScheduleParameters(
+        heatup_steps=EnvironmentSteps(60),
+        improve_steps=EnvironmentSteps(120),
+        steps_between_evaluation_periods=EnvironmentSteps(120),
+        evaluation_steps=EnvironmentEpisodes(1),
+    )
+    environment = GymEnvironmentParameters(
+        level="coach/PendulumWithGoals-v0", kwargs={"time_limit": 40}
+    )
+    hierarchy = HierarchyParameters(
+        horizons=horizons,
+        goals=LevelGoals(goal_reward=GoalReward(distance="max_abs", threshold=0.1)),
+    )
+    agents = [_agent(f"agent_{i}") for i in range(levels)]
+    return HRLGraphManager(agents, environment, schedule, hierarchy)
+
+
+@pytest.mark.parametrize(("levels", "horizons"), [(2, [5]), (3, [3, 4])])
+def test_a_hierarchy_runs_with_each_level_logged_apart(
+    levels: int, horizons: list[int], tmp_path: Path
+) -> None:
+    graph = _graph(levels, horizons).create_graph(
+        RunContext(seed=0, experiment_dir=tmp_path, quiet=True)
+    )
+    try:
+        graph.improve()
+        assert len(graph.levels) == levels
+        top, bottom = graph.top_level, graph.levels[0]
+        goal_space = graph.environment.observation_space["achieved_goal"]
+        assert top.agent.action_space == goal_space
+        assert bottom.agent.observation_space["desired_goal"] == goal_space
+        assert bottom.agent.action_space == graph.environment.action_space
+        assert 180 <= graph.env_steps <= 180 + 2 * int(np.prod(horizons))
+        assert all(level.agent.training_steps > 0 for level in graph.levels)
+        assert graph.evaluations and graph.evaluations[-1].successes
+        graph.save_checkpoint()
+    finally:
+        graph.close()
+    runs = {p.name for p in (tmp_path / "tensorboard").iterdir()}
+    assert {f"level_{i}.agent_{i}" for i in range(levels)} <= runs
+    events = EventAccumulator(
+        str(tmp_path / "tensorboard" / f"level_{levels - 1}.agent_{levels - 1}")
+    )
+    events.Reload()
+    assert {"Train/episode_reward", "Train/success"} <= set(events.Tags()["scalars"])
+
+
+def test_the_horizons_must_match_the_levels() -> None:
+    with pytest.raises(CoachError, match="3 levels need 2 horizons"):
+        _graph(3, [5])
+    with pytest.raises(CoachError, match="at least two levels"):
+        HRLGraphManager([_agent("a")], GymEnvironmentParameters(level="x"), ScheduleParameters())
