@@ -236,6 +236,12 @@ def _prepare(opts: RunOptions) -> tuple[Any, dict[str, Any] | None]:
             f"checkpoint {checkpoint['path']} is from preset {checkpoint['preset']!r}, "
             f"not {preset.name!r}"
         )
+    level = getattr(environment, "level", None)
+    if checkpoint is not None and checkpoint.get("level") not in (None, level):
+        raise CoachError(
+            f"checkpoint {checkpoint['path']} is from level {checkpoint['level']!r}, this run "
+            f"is on {level!r}"
+        )
     if opts.render or opts.dump_mp4 or opts.dump_gifs:
         environment = roots.get("environment")
         if environment is None or not hasattr(environment, "render_mode"):

@@ -325,6 +325,7 @@ class GraphManager(ABC):
         assert self.environment is not None
         return {
             "preset": self.name,
+            "level": getattr(self.parameters().get("environment"), "level", None),
             "seed": self.context.seed,
             "phase": self._phase.value,
             "progress": dataclasses.asdict(self.progress),

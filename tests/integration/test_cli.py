@@ -190,6 +190,16 @@ def test_level_picks_the_atari_game(level: str, game: str, tmp_path: Path) -> No
     assert params["parameters"]["environment.level"] == f"ALE/{game}-v5"
 
 
+def test_a_checkpoint_of_another_level_is_refused(tmp_path: Path) -> None:
+    result = coach("-p", "Atari_DQN", "-lvl", "breakout", *ATARI_TINY, cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    run = experiment(tmp_path / "experiments", "Atari_DQN_breakout")
+    result = coach("-p", "Atari_DQN", "-lvl", "pong", "--evaluate", "1", "-crd", str(run),
+                   cwd=tmp_path)  # fmt: skip
+    assert result.returncode == 2 and "Traceback" not in result.stderr
+    assert "from level 'ALE/Breakout-v5', this run is on 'ALE/Pong-v5'" in result.stderr
+
+
 def test_an_unknown_level_lists_the_valid_ones(tmp_path: Path) -> None:
     result = coach("-p", "Atari_DQN", "-lvl", "pongg", cwd=tmp_path)
     assert result.returncode == 2 and "Traceback" not in result.stderr
