@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import datetime as dt
 import platform
+import shutil
 import signal
 import sys
 from dataclasses import dataclass
@@ -283,23 +284,37 @@ def _run(opts: RunOptions) -> int:
         directory, run_seed = opts.resume, int(checkpoint["seed"])
     else:
         default_name = preset.name if opts.level is None else f"{preset.name}_{opts.level}"
-        directory = _experiment_dir(opts.experiment_path, opts.experiment_name or default_name)
+        name = opts.experiment_name or default_name
+        new_folders = [
+            p for p in (opts.experiment_path, opts.experiment_path / name) if not p.exists()
+        ]
+        directory = _experiment_dir(opts.experiment_path, name)
+        new_folders.append(directory)
         run_seed = opts.seed if opts.seed is not None else (preset.seed or 0)
     if not resuming or opts.custom_parameters:
         write_params(directory / "params.yaml", preset, run_seed, list(opts.custom_parameters))
     graph = preset.graph_manager
-    graph.create_graph(
-        RunContext(
-            seed=run_seed,
-            device=opts.device,
-            experiment_dir=directory,
-            quiet=opts.quiet,
-            num_threads=opts.threads,
-            checkpoint_seconds=opts.checkpoint_save_secs,
-            save_memory=opts.save_memory,
-            resume=checkpoint if resuming else None,
+    try:
+        graph.create_graph(
+            RunContext(
+                seed=run_seed,
+                device=opts.device,
+                experiment_dir=directory,
+                quiet=opts.quiet,
+                num_threads=opts.threads,
+                checkpoint_seconds=opts.checkpoint_save_secs,
+                save_memory=opts.save_memory,
+                resume=checkpoint if resuming else None,
+            )
         )
-    )
+    except CoachError:
+        # The environment or an agent could not be built: leave no experiment behind.
+        graph.close()
+        if not resuming:
+            shutil.rmtree(new_folders.pop())
+            for folder in reversed(new_folders):
+                folder.rmdir()
+        raise
     logger = graph.logger
     assert logger is not None
     if checkpoint is not None and not resuming:

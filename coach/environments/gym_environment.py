@@ -77,13 +77,17 @@ class GymEnvironmentParameters:
                 env_class = getattr(importlib.import_module(module_name), class_name)
             except (ImportError, AttributeError) as error:
                 raise CoachError(f"cannot load environment {level!r}: {error}") from error
-            env: gym.Env = env_class(**kwargs)
+            try:
+                env: gym.Env = env_class(**kwargs)
+            except (TypeError, ValueError) as error:  # wrong or bad keyword arguments
+                raise CoachError(f"cannot make environment {level!r}: {error}") from error
             if self.max_episode_steps is not None:
                 env = gym.wrappers.TimeLimit(env, self.max_episode_steps)
             return env
         try:
             return gym.make(level, max_episode_steps=self.max_episode_steps, **kwargs)
-        except gym.error.Error as error:
+        except (gym.error.Error, TypeError, ValueError) as error:
+            # An unknown id, or keyword arguments the environment refuses.
             raise CoachError(f"cannot make gymnasium environment {level!r}: {error}") from error
 
 

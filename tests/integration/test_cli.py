@@ -213,3 +213,10 @@ def test_an_unknown_level_lists_the_valid_ones(tmp_path: Path) -> None:
 def test_a_preset_without_levels_refuses_a_level(tmp_path: Path) -> None:
     result = coach("-p", "CartPole_DQN", "-lvl", "pong", cwd=tmp_path)
     assert result.returncode == 2 and "no level set" in result.stderr
+
+
+def test_an_environment_that_refuses_its_arguments_leaves_no_experiment(tmp_path: Path) -> None:
+    result = coach("-p", "BitFlip_DQN", "-cp", "environment.kwargs.n_bits=0", cwd=tmp_path)
+    assert result.returncode == 2 and "Traceback" not in result.stderr
+    assert "n_bits must be at least 1" in result.stderr
+    assert not (tmp_path / "experiments").exists()

@@ -272,3 +272,18 @@ def test_unknown_environments_raise_coach_error(level: str, fragment: str) -> No
 def test_num_envs_below_one_raises() -> None:
     with pytest.raises(CoachError, match="num_envs"):
         _cartpole(0)
+
+
+@pytest.mark.parametrize(
+    ("level", "kwargs", "fragment"),
+    [
+        ("coach/BitFlip-v0", {"n_bits": 0}, "n_bits must be at least 1"),
+        ("CartPole-v1", {"no_such_argument": 1}, "no_such_argument"),
+        ("toy_envs:CountingEnv", {"no_such_argument": 1}, "no_such_argument"),
+    ],
+)
+def test_arguments_an_environment_refuses_raise_coach_error(
+    level: str, kwargs: dict[str, int], fragment: str
+) -> None:
+    with pytest.raises(CoachError, match=fragment):
+        GymEnvironmentParameters(level=level, kwargs=kwargs).make_env()
