@@ -84,6 +84,9 @@ class LevelManager(Environment):
                 f"steps in different copies), got {environment.num_envs}"
             )
         self.goals = goals
+        self.testing_subgoal = False
+        """Set by the level above while it tests a subgoal: this level and every level below
+        act without exploration (Levy et al., 2019)."""
         self._current: EnvResponse | None = None
         """The environment's latest response: where the next sub-episode starts."""
         self.name = name
@@ -149,11 +152,12 @@ class LevelManager(Environment):
         assert goals is not None and self._current is not None
         goal = np.asarray(goal)
         agent.set_goal(goal)
+        agent.explore = not self.testing_subgoal
         agent.reset(self._with_goal(self._current.observation, goal))
         reward = np.zeros(self.num_envs)
         goal_return = np.zeros(self.num_envs)
         for t in range(1, self.steps_per_action + 1):
-            response = self.environment.step(agent.act().action)
+            response = self.environment.step(self._act(agent))
             reward += response.reward
             achieved = response.next_observation[goals.achieved_goal_key]
             reached = goals.goal_reward.reached(achieved, goal)
@@ -208,9 +212,16 @@ class LevelManager(Environment):
             episode_length=np.zeros(self.num_envs, dtype=np.int64),
         )
 
+    def _act(self, agent: Agent) -> Any:
+        """The agent's action; a subgoal test it asks for reaches the levels below."""
+        info = agent.act()
+        if isinstance(self.environment, LevelManager):
+            testing = self.testing_subgoal or bool(info.extras.get("subgoal_test", False))
+            self.environment.testing_subgoal = testing
+        return info.action
+
     def _step_once(self, agent: Agent) -> EnvResponse:
-        action_info = agent.act()
-        response = self.environment.step(action_info.action)
+        response = self.environment.step(self._act(agent))
         agent.observe(response)
         agent.train()
         return response

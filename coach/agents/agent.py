@@ -146,6 +146,8 @@ class Agent:
         self.last_action: np.ndarray | None = None
         self.goal: Any = None
         """The goal (or option) given by the level above, if any."""
+        self.explore = True
+        """False while the level above tests a subgoal: act without exploration (HAC)."""
         self.env_steps = 0
         """Env steps acted and stored in heatup and training."""
         self.training_env_steps = 0
@@ -289,6 +291,11 @@ class Agent:
             self.training_env_steps // algorithm.num_consecutive_playing_steps.num_steps
             - self.training_rounds
         )
+        if due > 0 and len(memory) == 0:
+            # Nothing stored yet (a memory that keeps whole episodes, no heatup): those
+            # rounds are skipped, not made up for later.
+            self.training_rounds += due
+            return 0
         steps = 0
         for _ in range(due):
             totals: dict[str, float] = {}

@@ -23,6 +23,7 @@ import torch.nn.functional as F
 from gymnasium import spaces
 
 from coach.agents.agent import Agent, AgentParameters, AlgorithmParameters
+from coach.core.run_phase import RunPhase
 from coach.core.types import ActionInfo, Batch, Observation
 from coach.errors import CoachError
 from coach.exploration.additive_noise import AdditiveNoiseParameters
@@ -152,7 +153,8 @@ class DDPGAgent(Agent):
     def choose_action(self, state: Observation) -> ActionInfo:
         actions = self.policy_actions(state)
         if self.exploration is not None:
-            actions = self.exploration.get_action(actions, self.phase)
+            phase = self.phase if self.explore else RunPhase.EVALUATE
+            actions = self.exploration.get_action(actions, phase)
         return ActionInfo(action=actions.astype(self.action_space.dtype, copy=False))
 
     # -- learning ---------------------------------------------------------------------------

@@ -116,7 +116,7 @@ class SACAgent(DDPGAgent):
     def choose_action(self, state: Observation) -> ActionInfo:
         with torch.no_grad():
             policy = self.policy(self.tensors(state))
-            if self.phase is RunPhase.EVALUATE:
+            if self.phase is RunPhase.EVALUATE or not self.explore:
                 actions = policy.mode()
             else:
                 actions, _ = policy.sample(self.torch_generator)

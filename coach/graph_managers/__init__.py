@@ -2,13 +2,14 @@
 
 from coach.graph_managers.basic_rl import BasicRLGraphManager
 from coach.graph_managers.graph_manager import GraphManager, RunInterrupted
-from coach.graph_managers.hrl import HierarchyParameters, HRLGraphManager
+from coach.graph_managers.hrl import HACGraphManager, HierarchyParameters, HRLGraphManager
 from coach.graph_managers.parameters import EvaluationResult, RunContext, ScheduleParameters
 
 __all__ = [
     "BasicRLGraphManager",
     "EvaluationResult",
     "GraphManager",
+    "HACGraphManager",
     "HRLGraphManager",
     "HierarchyParameters",
     "RunContext",

@@ -111,6 +111,14 @@ class HRLGraphManager(GraphManager):
                 device=context.device,
                 log=log,
             )
+            join = getattr(agent, "join_hierarchy", None)
+            if join is not None:  # HAC levels: subgoals above the bottom, penalties, bounds
+                horizons = self.hierarchy.horizons
+                join(
+                    sets_goals=index < count - 1,
+                    horizon=None if top else horizons[index - 1],
+                    horizon_below=horizons[index] if index < count - 1 else None,
+                )
             level = LevelManager(
                 name,
                 agent,
@@ -122,3 +130,18 @@ class HRLGraphManager(GraphManager):
             levels.append(level)
             below = level
         return environment, levels
+
+
+class HACGraphManager(HRLGraphManager):
+    """A hierarchy of HAC levels (`coach.agents.hac`): each level learns from hindsight
+    action and goal transitions and tests its subgoals (Levy et al., 2019)."""
+
+    def __init__(
+        self,
+        agent_params: list[AgentParameters],
+        env_params: GymEnvironmentParameters,
+        schedule_params: ScheduleParameters,
+        hierarchy: HierarchyParameters | None = None,
+        name: str = "hac_graph",
+    ) -> None:
+        super().__init__(agent_params, env_params, schedule_params, hierarchy, name)

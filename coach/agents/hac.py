@@ -1,0 +1,143 @@
+"""Hierarchical Actor-Critic (Levy, Konidaris, Platt and Saenko, "Learning Multi-Level
+Hierarchies with Hindsight", ICLR 2019), on DDPG.
+
+Each level is a DDPG agent conditioned on its goal; the levels above the bottom act in the
+goal space, their actions subgoals for the level below (`coach.graph_managers.hrl`). Three
+kinds of transitions make the levels learn together though the ones below are still poor:
+
+- hindsight action transitions: a level stores the subgoal the level below actually
+  reached as its action, not the one it proposed, as if the level below were optimal;
+- hindsight goal transitions: hindsight experience replay over the level's own episode
+  (`EpisodicHindsightExperienceReplay` as the memory);
+- subgoal testing: with probability ``subgoal_testing_rate`` a level tests its subgoal: the
+  levels below act without exploration, and if the subgoal is missed the level also stores
+  the proposed subgoal with ``subgoal_penalty`` and no bootstrap (minus its horizon), which
+  teaches it to propose subgoals the levels below can reach.
+
+Targets are clipped to ``[-horizon, 0]``, the range of the goal rewards' returns.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import torch
+
+from coach.agents.ddpg import DDPGAgent, DDPGAgentParameters, DDPGAlgorithmParameters
+from coach.core.goals import GoalReward
+from coach.core.run_phase import RunPhase
+from coach.core.types import ActionInfo, EnvResponse, Observation
+from coach.memories.hindsight import EpisodicHindsightExperienceReplayParameters
+
+
+@dataclass(slots=True, kw_only=True)
+class HACAlgorithmParameters(DDPGAlgorithmParameters):
+    """HAC's algorithm parameters (the paper's)."""
+
+    subgoal_testing_rate: float = 0.3
+    """The chance that a level tests the subgoal it proposes."""
+    goal_reward: GoalReward = field(default_factory=GoalReward)
+    """When the level below reached a subgoal (the hierarchy's `LevelGoals.goal_reward`)."""
+    achieved_goal_key: str = "achieved_goal"
+    """The observation key of the goal a state achieves."""
+    desired_goal_key: str = "desired_goal"
+    """The observation key of the level's own goal (the environment's, at the top)."""
+
+
+@dataclass(slots=True, kw_only=True)
+class HACAgentParameters(DDPGAgentParameters):
+    """A HAC level: DDPG with hindsight replay of its episodes ("future", 4 copies)."""
+
+    algorithm: HACAlgorithmParameters = field(default_factory=HACAlgorithmParameters)
+    """The algorithm's parameters."""
+    memory: Any = field(default_factory=EpisodicHindsightExperienceReplayParameters)
+    """Hindsight replay of the level's episodes: the hindsight goal transitions."""
+
+    def agent_class(self) -> type[HACAgent]:
+        return HACAgent
+
+
+class HACAgent(DDPGAgent):
+    """One level of a HAC hierarchy."""
+
+    params: HACAgentParameters
+
+    def __init__(self, params: HACAgentParameters, *args: Any, **kwargs: Any) -> None:
+        super().__init__(params, *args, **kwargs)
+        self.sets_goals = False
+        """Whether the level's actions are subgoals for a level below (`join_hierarchy`)."""
+        self.subgoal_penalty = -1.0
+        """The reward of a missed subgoal test: minus the level's horizon."""
+        self.value_floor: float | None = None
+        """The lowest return of the level's goal rewards (minus its horizon), if bounded."""
+        self.testing = False
+        """Whether the subgoal of the last action is being tested."""
+
+    def join_hierarchy(
+        self, sets_goals: bool, horizon: int | None, horizon_below: int | None
+    ) -> None:
+        """Called by the graph: whether this level sets subgoals, its own horizon (actions per
+        goal; ``None`` at the top) and that of the level below."""
+        self.sets_goals = sets_goals
+        self.value_floor = -float(horizon) if horizon else None
+        self.subgoal_penalty = -float(horizon or horizon_below or 1)
+
+    # -- acting -----------------------------------------------------------------------------
+
+    def choose_action(self, state: Observation) -> ActionInfo:
+        info = super().choose_action(state)
+        rate = self.params.algorithm.subgoal_testing_rate
+        self.testing = (
+            self.sets_goals
+            and self.phase is RunPhase.TRAIN
+            and self.explore
+            and bool(self.rng.random() < rate)
+        )
+        if self.testing:
+            info.extras["subgoal_test"] = np.ones(self.num_envs, dtype=bool)
+        return info
+
+    # -- storing ----------------------------------------------------------------------------
+
+    def store(self, next_state: Observation, reward: np.ndarray, response: EnvResponse) -> None:
+        if not self.sets_goals or self.memory is None:
+            super().store(next_state, reward, response)
+            return
+        assert self.last_action is not None
+        algorithm = self.params.algorithm
+        proposed = self.last_action
+        reached = np.asarray(response.next_observation[algorithm.achieved_goal_key])
+        # Every level is rewarded for its own goal per action (at the top the environment's
+        # goal), not by the sum of the environment's rewards over the steps below.
+        reward = algorithm.goal_reward.reward(reached, next_state[algorithm.desired_goal_key])
+        # Hindsight action: the subgoal the level below reached, as if it had been proposed.
+        achieved_action = reached.astype(proposed.dtype).reshape(proposed.shape)
+        self.memory.store(
+            self.state, achieved_action, reward, next_state, response.terminated,
+            response.truncated,
+        )  # fmt: skip
+        if self.testing:
+            missed = ~algorithm.goal_reward.reached(reached.reshape(proposed.shape), proposed)
+            rows = np.flatnonzero(missed)
+            if len(rows):
+                # The proposed subgoal, penalized, with nothing to bootstrap from.
+                store = getattr(self.memory, "store_without_hindsight", self.memory.store)
+                store(
+                    {k: v[rows] for k, v in self.state.items()},
+                    proposed[rows],
+                    np.full(len(rows), self.subgoal_penalty, dtype=np.float32),
+                    {k: v[rows] for k, v in next_state.items()},
+                    np.ones(len(rows), dtype=bool),
+                    np.zeros(len(rows), dtype=bool),
+                )
+
+    # -- learning ---------------------------------------------------------------------------
+
+    def bootstrap_values(self, next_states: dict[str, torch.Tensor]) -> torch.Tensor:
+        """Target values clipped to the goal rewards' range of returns, ``[-horizon, 0]``."""
+        values = super().bootstrap_values(next_states)
+        if self.value_floor is None:
+            return values
+        return values.clamp(self.value_floor, 0.0)

@@ -1,0 +1,116 @@
+"""Unit tests for coach/agents/hac.py on a two-level hierarchy over PendulumWithGoals:
+hindsight action transitions, subgoal testing (no exploration below, penalties for missed
+subgoals) and the clipped targets."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from coach.agents.hac import HACAgent, HACAgentParameters
+from coach.core.goals import GoalReward
+from coach.core.step_units import EnvironmentEpisodes, EnvironmentSteps
+from coach.environments.gym_environment import GymEnvironmentParameters
+from coach.graph_managers.hrl import HACGraphManager, HierarchyParameters
+from coach.graph_managers.parameters import RunContext, ScheduleParameters
+from coach.level_manager import LevelGoals
+from coach.networks.parameters import InputEmbedderParameters
+
+HORIZON = 5
+
+
+def _agent(testing_rate: float) -> HACAgentParameters:
+    params = HACAgentParameters()
+    params.algorithm.subgoal_testing_rate = testing_rate
+    params.algorithm.goal_reward = GoalReward(distance="max_abs", threshold=0.05)
+    params.algorithm.batch_size = 8
+    params.memory.hindsight_transitions_per_regular_transition = 0
+    for network in params.network_wrappers.values():
+        network.middleware.scheme = [16]
+        keys = [
+            "observation",
+            "desired_goal",
+            *(["action"] if "action" in network.input_embedders else []),
+        ]
+        network.input_embedders = {key: InputEmbedderParameters() for key in keys}
+    return params
+
+
+def _graph(testing_rate: float, tmp_path: Path) -> HACGraphManager:
+    schedule = ScheduleParameters(
+        heatup_steps=EnvironmentSteps(0),
+        improve_steps=EnvironmentSteps(200),
+        steps_between_evaluation_periods=EnvironmentSteps(200),
+        evaluation_steps=EnvironmentEpisodes(1),
+    )
+    hierarchy = HierarchyParameters(
+        horizons=[HORIZON],
+        goals=LevelGoals(goal_reward=GoalReward(distance="max_abs", threshold=0.05)),
+    )
+    graph = HACGraphManager(
+        [_agent(testing_rate), _agent(testing_rate)],
+        GymEnvironmentParameters(level="coach/PendulumWithGoals-v0", kwargs={"time_limit": 40}),
+        schedule,
+        hierarchy,
+    )
+    return graph.create_graph(RunContext(seed=0, experiment_dir=tmp_path, quiet=True))
+
+
+def test_the_levels_join_the_hierarchy(tmp_path: Path) -> None:
+    graph = _graph(0.0, tmp_path)
+    top, bottom = graph.top_level.agent, graph.levels[0].agent
+    assert isinstance(top, HACAgent) and isinstance(bottom, HACAgent)
+    assert top.sets_goals and top.value_floor is None and top.subgoal_penalty == -HORIZON
+    assert not bottom.sets_goals and bottom.value_floor == -HORIZON
+    graph.close()
+
+
+def test_upper_levels_store_the_subgoal_reached_as_their_action(tmp_path: Path) -> None:
+    graph = _graph(0.0, tmp_path)
+    graph.train_and_act(EnvironmentSteps(120))  # 3 episodes of 40 steps
+    memory = graph.top_level.agent.memory
+    assert memory is not None and len(memory) == 3 * 40 // HORIZON
+    batch = memory.get(np.arange(len(memory)))
+    np.testing.assert_allclose(batch.actions, batch.next_states["achieved_goal"], rtol=1e-6)
+    graph.close()
+
+
+def test_subgoal_tests_turn_exploration_off_below_and_penalize_misses(tmp_path: Path) -> None:
+    graph = _graph(1.0, tmp_path)
+    top_level, bottom_level = graph.top_level, graph.levels[0]
+    explored = []
+    act = bottom_level.agent.act
+
+    def recording_act():  # type: ignore[no-untyped-def]
+        explored.append(bottom_level.agent.explore)
+        return act()
+
+    bottom_level.agent.act = recording_act  # type: ignore[method-assign]
+    graph.train_and_act(EnvironmentSteps(80))
+    assert explored and not any(explored)  # every subgoal tested: no exploration below
+    memory = top_level.agent.memory
+    assert memory is not None
+    batch = memory.get(np.arange(len(memory)))
+    penalties = batch.rewards == -HORIZON
+    # Random subgoals are missed: each is stored proposed, penalized, without bootstrap,
+    # besides its hindsight action transition.
+    assert penalties.sum() > 0 and np.all(batch.terminated[penalties])
+    assert not np.allclose(batch.actions[penalties], batch.next_states["achieved_goal"][penalties])
+    graph.close()
+
+
+def test_targets_are_clipped_to_the_returns_of_the_horizon(tmp_path: Path) -> None:
+    graph = _graph(0.0, tmp_path)
+    bottom = graph.levels[0].agent
+    assert isinstance(bottom, HACAgent)
+    with torch.no_grad():
+        for critic in bottom.critics:
+            critic.target.heads[0].linear.bias.fill_(-100.0)  # type: ignore[union-attr]
+    space = bottom.observation_space
+    states = {
+        k: torch.as_tensor(np.stack([s.sample() for _ in range(4)])) for k, s in space.items()
+    }
+    assert torch.all(bottom.bootstrap_values(states) == -HORIZON)
+    graph.close()
