@@ -34,6 +34,9 @@ class GoalReward:
     """The reward of any other step."""
     terminate_when_reached: bool = True
     """Reaching the goal ends the episode (relabeled steps that reach it are terminal)."""
+    dimension_thresholds: list[float] | None = None
+    """Per goal entry instead: reached when every ``|achieved_i - desired_i|`` is at most
+    its threshold (PendulumWithGoals: angle entries 0.075, velocity 0.75)."""
 
     def __post_init__(self) -> None:
         self.validate()
@@ -49,6 +52,14 @@ class GoalReward:
                 f"GoalReward.threshold must be a finite distance >= 0, got {self.threshold}"
             )
 
+        if self.dimension_thresholds is not None and not all(
+            t >= 0 and math.isfinite(t) for t in self.dimension_thresholds
+        ):
+            raise CoachError(
+                f"GoalReward.dimension_thresholds must be finite and >= 0, got "
+                f"{self.dimension_thresholds}"
+            )
+
     def distances(self, achieved: np.ndarray, desired: np.ndarray) -> np.ndarray:
         """The distance of each pair, shape (N,), for goals of shape (N, *goal_shape)."""
         # In float64: differences of int8 or uint8 goals would wrap around.
@@ -62,7 +73,17 @@ class GoalReward:
 
     def reached(self, achieved: np.ndarray, desired: np.ndarray) -> np.ndarray:
         """Whether each achieved goal reaches its desired goal, shape (N,), bool."""
-        return self.distances(achieved, desired) <= self.threshold
+        if self.dimension_thresholds is None:
+            return self.distances(achieved, desired) <= self.threshold
+        difference = np.asarray(achieved, dtype=np.float64) - np.asarray(desired, np.float64)
+        difference = np.abs(difference.reshape(difference.shape[0], -1))
+        thresholds = np.asarray(self.dimension_thresholds, dtype=np.float64)
+        if thresholds.shape != difference.shape[1:]:
+            raise CoachError(
+                f"GoalReward has {len(thresholds)} dimension thresholds for goals of "
+                f"{difference.shape[1]} entries"
+            )
+        return np.all(difference <= thresholds, axis=1)
 
     def reward(self, achieved: np.ndarray, desired: np.ndarray) -> np.ndarray:
         """The reward of each pair, shape (N,), float32."""
