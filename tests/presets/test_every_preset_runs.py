@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from coach.environments.atari import AtariEnvironmentParameters
@@ -42,9 +43,11 @@ def test_preset_runs_briefly(name: str, tmp_path: Path) -> None:
         graph.improve()
     finally:
         graph.close()
-    # Three phases of 100 steps; a batch of B env copies may run past each by up to B - 1.
+    # Three phases of 100 steps; a batch of B env copies may run past each by up to B - 1,
+    # and a hierarchy's top step (its levels' horizons multiplied) by up to its length - 1.
     num_envs = graph.top_level.num_envs
-    assert 300 <= graph.env_steps <= 300 + 3 * (num_envs - 1)
+    top_step = int(np.prod([level.steps_per_action for level in graph.levels]))
+    assert 300 <= graph.env_steps <= 300 + 3 * (num_envs * top_step - 1)
     assert len(graph.evaluations) == 2 and all(e.rewards for e in graph.evaluations)
     assert (tmp_path / "progress.csv").read_text().count("\n") > 1
 
