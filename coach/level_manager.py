@@ -84,6 +84,10 @@ class LevelManager(Environment):
                 f"steps in different copies), got {environment.num_envs}"
             )
         self.goals = goals
+        self._below: LevelManager | None = (
+            environment if isinstance(environment, LevelManager) else None
+        )
+        """The level below, if this level's environment is one."""
         self.testing_subgoal = False
         """Set by the level above while it tests a subgoal: this level and every level below
         act without exploration (Levy et al., 2019)."""
@@ -105,8 +109,8 @@ class LevelManager(Environment):
     def phase(self, phase: RunPhase) -> None:
         """Set the phase of this level's agent and of every level below."""
         self.agent.phase = phase
-        if isinstance(self.environment, LevelManager):
-            self.environment.phase = phase
+        if self._below is not None:
+            self._below.phase = phase
 
     def reset(self, seed: int | None = None) -> EnvResponse:
         response = self.environment.reset(seed)
@@ -215,9 +219,9 @@ class LevelManager(Environment):
     def _act(self, agent: Agent) -> Any:
         """The agent's action; a subgoal test it asks for reaches the levels below."""
         info = agent.act()
-        if isinstance(self.environment, LevelManager):
+        if self._below is not None:
             testing = self.testing_subgoal or bool(info.extras.get("subgoal_test", False))
-            self.environment.testing_subgoal = testing
+            self._below.testing_subgoal = testing
         return info.action
 
     def _step_once(self, agent: Agent) -> EnvResponse:

@@ -53,6 +53,8 @@ class InputFilter:
     def filter_observation(
         self, observation: dict[str, np.ndarray], update: bool = True
     ) -> dict[str, np.ndarray]:
+        if self.select_keys is None and not self.observation_filters:
+            return observation  # the per-step path of an agent without observation filters
         return self._through(observation, lambda f, x: f.filter(x, update))
 
     def filter_reward(self, reward: np.ndarray, update: bool = True) -> np.ndarray:

@@ -20,6 +20,7 @@ from coach.core.goals import GoalReward
 from coach.core.spaces import StackedFrames
 from coach.errors import CoachError
 from coach.memories.experience_replay import ExperienceReplay
+from coach.memories.open_episodes import OpenEpisodes, flatten_step
 
 GOAL_SELECTION_METHODS = ("final", "future", "episode", "random")
 """The ways a relabeled goal is chosen (see `EpisodicHindsightExperienceReplay`)."""
@@ -160,7 +161,7 @@ class EpisodicHindsightExperienceReplay(ExperienceReplay):
         self.desired_goal_key = desired_goal_key
         self.max_episode_steps = capacity // (1 + self.k)
         """The longest episode whose rows, with their hindsight copies, fit the capacity."""
-        self._open: _OpenEpisodes | None = None
+        self._open: OpenEpisodes | None = None
         """Each env's unfinished episode; created by the first `store`, sized by its batch."""
         self._restoring = False
         """Set while `ExperienceReplay.load_state_dict` stores saved rows back as they are."""
@@ -192,7 +193,7 @@ class EpisodicHindsightExperienceReplay(ExperienceReplay):
                 f"this memory stores the columns {sorted(self.extras)} with each step, "
                 f"got {sorted(extras or {})}"
             )
-        step = _flatten(
+        step = flatten_step(
             state,
             action,
             reward,
@@ -203,7 +204,7 @@ class EpisodicHindsightExperienceReplay(ExperienceReplay):
         )
         num_envs = len(reward)
         if self._open is None:
-            self._open = _OpenEpisodes.empty(step, num_envs)
+            self._open = OpenEpisodes.empty(step, num_envs)
         elif num_envs != self._open.num_envs:
             raise CoachError(
                 f"this hindsight memory keeps the episodes of {self._open.num_envs} envs, "
@@ -314,11 +315,11 @@ class EpisodicHindsightExperienceReplay(ExperienceReplay):
         finally:
             self._restoring = False
         saved = state.get("open_episodes")
-        self._open = _OpenEpisodes.from_state_dict(saved) if saved is not None else None
+        self._open = OpenEpisodes.from_state_dict(saved) if saved is not None else None
         if self._open is not None:
             self._check_open_episodes(self._open)
 
-    def _check_open_episodes(self, episodes: _OpenEpisodes) -> None:
+    def _check_open_episodes(self, episodes: OpenEpisodes) -> None:
         keys = [*self.states, *self.frame_stores]
         expected = {(name, key) for name in ("state", "next_state") for key in keys}
         expected |= {("extras", key) for key in self.extras}
@@ -356,115 +357,3 @@ def _check_goal_spaces(observation_space: spaces.Dict, achieved: str, desired: s
             f"hindsight replay replaces {desired!r} by values of {achieved!r}, so they need "
             f"one shape, got {desired_space.shape} and {achieved_space.shape}"
         )
-
-
-def _flatten(
-    state: dict[str, np.ndarray],
-    action: np.ndarray,
-    reward: np.ndarray,
-    next_state: dict[str, np.ndarray],
-    terminated: np.ndarray,
-    truncated: np.ndarray,
-    extras: dict[str, np.ndarray],
-) -> dict[tuple[str, str], np.ndarray]:
-    """The arguments of `store` as one array per (argument, key) ("" for a plain array)."""
-    columns = {("state", key): np.asarray(value) for key, value in state.items()}
-    columns |= {("next_state", key): np.asarray(value) for key, value in next_state.items()}
-    columns |= {("extras", key): np.asarray(value) for key, value in extras.items()}
-    columns[("action", "")] = np.asarray(action)
-    columns[("reward", "")] = np.asarray(reward)
-    columns[("terminated", "")] = np.asarray(terminated, dtype=bool)
-    columns[("truncated", "")] = np.asarray(truncated, dtype=bool)
-    return columns
-
-
-def _nest(columns: dict[tuple[str, str], np.ndarray]) -> dict[str, Any]:
-    """Undo `_flatten`: the keyword arguments of `store`."""
-    nested: dict[str, Any] = {"state": {}, "next_state": {}, "extras": {}}
-    for (name, key), value in columns.items():
-        if name in ("state", "next_state", "extras"):
-            nested[name][key] = value
-        else:
-            nested[name] = value
-    return nested
-
-
-class _OpenEpisodes:
-    """Each env's unfinished episode, column-wise: arrays of shape (B, L, ...) whose L
-    doubles when an episode outgrows it, and each env's number of steps so far.
-
-    Appending a step of every env is one assignment per column, which copies the values:
-    the caller may reuse its arrays.
-    """
-
-    def __init__(self, columns: dict[tuple[str, str], np.ndarray], lengths: np.ndarray) -> None:
-        self.columns = columns
-        """Per (argument of `store`, key): the steps, shape (B, L, ...)."""
-        self.lengths = lengths
-        """How many steps each env's episode holds, shape (B,)."""
-
-    @classmethod
-    def empty(cls, first_step: dict[tuple[str, str], np.ndarray], num_envs: int) -> _OpenEpisodes:
-        """Empty episodes for ``num_envs`` envs, with columns shaped after ``first_step``."""
-        columns = {
-            name: np.zeros((num_envs, 16, *value.shape[1:]), dtype=value.dtype)
-            for name, value in first_step.items()
-        }
-        return cls(columns, np.zeros(num_envs, dtype=np.int64))
-
-    @property
-    def num_envs(self) -> int:
-        return len(self.lengths)
-
-    def append(self, step: dict[tuple[str, str], np.ndarray]) -> None:
-        """Add a step of every env (one row per env) at the end of its episode."""
-        if set(step) != set(self.columns):
-            raise CoachError(
-                f"a step must give the same observation keys and columns each time: the "
-                f"first gave {sorted(self.columns)}, this one {sorted(step)}"
-            )
-        room = next(iter(self.columns.values())).shape[1]
-        if self.lengths.max(initial=0) >= room:
-            for name, column in self.columns.items():
-                grown = np.zeros((self.num_envs, 2 * room, *column.shape[2:]), column.dtype)
-                grown[:, :room] = column
-                self.columns[name] = grown
-        envs = np.arange(self.num_envs)
-        for name, column in self.columns.items():
-            column[envs, self.lengths] = step[name]
-        self.lengths += 1
-
-    def pop(self, env: int) -> dict[str, Any]:
-        """Env ``env``'s episode as the keyword arguments of `store` (views, valid until the
-        next `append`), and an empty episode in its place."""
-        length = int(self.lengths[env])
-        self.lengths[env] = 0
-        episode = _nest({name: column[env, :length] for name, column in self.columns.items()})
-        episode["extras"] = episode["extras"] or None
-        return episode
-
-    def state_dict(self) -> dict[str, Any]:
-        """The steps held (the columns up to the longest episode) and the lengths."""
-        longest = int(self.lengths.max(initial=0))
-        steps = {name: column[:, :longest].copy() for name, column in self.columns.items()}
-        return {"lengths": self.lengths.copy(), "steps": _nest(steps)}
-
-    @classmethod
-    def from_state_dict(cls, state: dict[str, Any]) -> _OpenEpisodes:
-        """Undo `state_dict`."""
-        lengths = np.asarray(state["lengths"], dtype=np.int64)
-        longest = int(lengths.max(initial=0))
-        columns: dict[tuple[str, str], np.ndarray] = {}
-        for name, value in state["steps"].items():
-            for key, saved in value.items() if isinstance(value, dict) else [("", value)]:
-                saved = np.asarray(saved)
-                if saved.ndim < 2 or saved.shape[:2] != (len(lengths), longest):
-                    raise CoachError(
-                        f"the saved open episodes of the hindsight memory are corrupted: "
-                        f"{name} {key} has shape {saved.shape}, expected "
-                        f"({len(lengths)}, {longest}, ...)"
-                    )
-                column = np.zeros((len(lengths), max(16, longest), *saved.shape[2:]), saved.dtype)
-                column[:, :longest] = saved
-                columns[(name, key)] = column
-        return cls(columns, lengths)
