@@ -35,7 +35,10 @@ class AgentLog(Protocol):
 
     def scalar(self, tag: str, value: float) -> None: ...
 
-    def episode(self, phase: RunPhase, reward: float, length: int) -> None: ...
+    def episode(
+        self, phase: RunPhase, reward: float, length: int, success: float | None = None
+    ) -> None:
+        """A finished episode, with its ``is_success`` when the environment reports one."""
 
 
 class NullLog:
@@ -44,7 +47,9 @@ class NullLog:
     def scalar(self, tag: str, value: float) -> None:
         pass
 
-    def episode(self, phase: RunPhase, reward: float, length: int) -> None:
+    def episode(
+        self, phase: RunPhase, reward: float, length: int, success: float | None = None
+    ) -> None:
         pass
 
 
@@ -268,13 +273,15 @@ class Agent:
         for i in np.flatnonzero(done):
             if self.phase is not RunPhase.EVALUATE:
                 self.episodes += 1
-            self.log.episode(
-                self.phase, float(response.episode_return[i]), int(response.episode_length[i])
-            )
             info = response.infos[i] if response.infos else {}
-            if "is_success" in info and self.phase is RunPhase.TRAIN:
-                # Goal-based tasks and the levels of a hierarchy: 1 per goal reached.
-                self.log.scalar("Train/success", float(info["is_success"]))
+            # Goal-based tasks and the levels of a hierarchy: 1 per goal reached.
+            success = float(info["is_success"]) if "is_success" in info else None
+            self.log.episode(
+                self.phase,
+                float(response.episode_return[i]),
+                int(response.episode_length[i]),
+                success,
+            )
         if self.exploration is not None:
             self.exploration.episode_ended(done)
         if self.exploration is not None and self.phase is RunPhase.TRAIN:

@@ -6,9 +6,10 @@ goal space, their actions subgoals for the level below (`coach.graph_managers.hr
 kinds of transitions make the levels learn together though the ones below are still poor:
 
 - hindsight action transitions: a level stores the subgoal the level below actually
-  reached as its action, not the one it proposed, as if the level below were optimal;
+  reached as its action, not the one it proposed, as if the level below were optimal
+  (`HierarchicalHindsightExperienceReplay`, the memory of every level but the bottom);
 - hindsight goal transitions: hindsight experience replay over the level's own episode
-  (`EpisodicHindsightExperienceReplay` as the memory);
+  (that memory, and `EpisodicHindsightExperienceReplay` at the bottom);
 - subgoal testing: with probability ``subgoal_testing_rate`` a level tests its subgoal: the
   levels below act without exploration, and if the subgoal is missed the level also stores
   the proposed subgoal with ``subgoal_penalty`` and no bootstrap (minus its horizon), which
@@ -29,6 +30,8 @@ from coach.agents.ddpg import DDPGAgent, DDPGAgentParameters, DDPGAlgorithmParam
 from coach.core.goals import GoalReward
 from coach.core.run_phase import RunPhase
 from coach.core.types import ActionInfo, EnvResponse, Observation
+from coach.errors import CoachError
+from coach.memories.hierarchical_hindsight import HierarchicalHindsightExperienceReplay
 from coach.memories.hindsight import EpisodicHindsightExperienceReplayParameters
 
 
@@ -53,7 +56,8 @@ class HACAgentParameters(DDPGAgentParameters):
     algorithm: HACAlgorithmParameters = field(default_factory=HACAlgorithmParameters)
     """The algorithm's parameters."""
     memory: Any = field(default_factory=EpisodicHindsightExperienceReplayParameters)
-    """Hindsight replay of the level's episodes: the hindsight goal transitions."""
+    """Hindsight replay of the level's episodes: the bottom level's default; a level that
+    sets subgoals takes `HierarchicalHindsightExperienceReplayParameters`."""
 
     def agent_class(self) -> type[HACAgent]:
         return HACAgent
@@ -80,6 +84,19 @@ class HACAgent(DDPGAgent):
     ) -> None:
         """Called by the graph: whether this level sets subgoals, its own horizon (actions per
         goal; ``None`` at the top) and that of the level below."""
+        hierarchical = isinstance(self.memory, HierarchicalHindsightExperienceReplay)
+        if sets_goals and not hierarchical:
+            raise CoachError(
+                f"HAC level {self.name!r} sets subgoals, so its memory must be "
+                f"HierarchicalHindsightExperienceReplayParameters (hindsight actions and "
+                f"subgoal penalties), got {type(self.params.memory).__name__}"
+            )
+        if not sets_goals and hierarchical:
+            raise CoachError(
+                f"HAC level {self.name!r} is the bottom level: its actions are not subgoals, so "
+                f"its memory is EpisodicHindsightExperienceReplayParameters, not "
+                f"HierarchicalHindsightExperienceReplayParameters"
+            )
         self.sets_goals = sets_goals
         self.value_floor = -float(horizon) if horizon else None
         self.subgoal_penalty = -float(horizon or horizon_below or 1)
@@ -112,25 +129,21 @@ class HACAgent(DDPGAgent):
         # Every level is rewarded for its own goal per action (at the top the environment's
         # goal), not by the sum of the environment's rewards over the steps below.
         reward = algorithm.goal_reward.reward(reached, next_state[algorithm.desired_goal_key])
-        # Hindsight action: the subgoal the level below reached, as if it had been proposed.
-        achieved_action = reached.astype(proposed.dtype).reshape(proposed.shape)
-        self.memory.store(
-            self.state, achieved_action, reward, next_state, response.terminated,
-            response.truncated,
-        )  # fmt: skip
+        memory = self.memory
+        assert isinstance(memory, HierarchicalHindsightExperienceReplay)
+        # The memory stores the subgoal reached as the action (hindsight action transition).
+        memory.store(
+            self.state, proposed, reward, next_state, response.terminated, response.truncated
+        )
         if self.testing:
             missed = ~algorithm.goal_reward.reached(reached.reshape(proposed.shape), proposed)
             rows = np.flatnonzero(missed)
             if len(rows):
-                # The proposed subgoal, penalized, with nothing to bootstrap from.
-                store = getattr(self.memory, "store_without_hindsight", self.memory.store)
-                store(
+                memory.store_subgoal_penalty(
                     {k: v[rows] for k, v in self.state.items()},
                     proposed[rows],
-                    np.full(len(rows), self.subgoal_penalty, dtype=np.float32),
+                    self.subgoal_penalty,
                     {k: v[rows] for k, v in next_state.items()},
-                    np.ones(len(rows), dtype=bool),
-                    np.zeros(len(rows), dtype=bool),
                 )
 
     # -- learning ---------------------------------------------------------------------------

@@ -272,10 +272,7 @@ class GraphManager(ABC):
                 self.logger.writer("graph").write_summary(summary, self.progress.frozen_env_steps)
                 self.logger.info(f"evaluation videos: {', '.join(str(p) for p in paths)}")
         if self.logger is not None:
-            if rewards:
-                self.logger.evaluation("graph", rewards, lengths, episodes.successes)
-            else:
-                self.logger.info("evaluation finished no episode; raise evaluation_steps")
+            self.logger.evaluation("graph", rewards, lengths, episodes.successes)
             self._progress(time.perf_counter() - started, self._total_env_steps() - before)
         self._fresh_episodes = True  # training goes on with fresh episodes
         self._snapshot = None
@@ -331,7 +328,9 @@ class GraphManager(ABC):
             "progress": dataclasses.asdict(self.progress),
             "env_total_steps": self.environment.total_steps,
             "env_total_episodes": self.environment.total_episodes,
-            "evaluations": [[e.env_steps, e.rewards, e.lengths] for e in self.evaluations],
+            "evaluations": [
+                [e.env_steps, e.rewards, e.lengths, e.successes] for e in self.evaluations
+            ],
             "episodes_in_flight": not self._fresh_episodes,
             "environment": None if self._fresh_episodes else self.environment.state_dict(),
             "agents": [level.agent.state_dict(include_memory) for level in self.levels],

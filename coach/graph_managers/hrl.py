@@ -101,7 +101,11 @@ class HRLGraphManager(GraphManager):
                 if top
                 else goals.agent_space(below.observation_space, goal_space)
             )
-            log = AgentLogger(self.logger, f"{name}.{params.name}") if self.logger else None
+            log = (
+                AgentLogger(self.logger, f"{name}.{params.name}", sub_episodes=not top)
+                if self.logger
+                else None
+            )
             agent = params.agent_class()(
                 params,
                 observation_space,

@@ -89,6 +89,10 @@ class ExperimentLogger:
             stream.setFormatter(formatter)
             self.console.addHandler(stream)
         self.episodes = 0
+        """Episodes of the environment finished outside evaluations (a hierarchy's
+        sub-episodes not counted)."""
+        self._sub_evaluations: dict[str, tuple[list[float], list[int], list[float]]] = {}
+        """The sub-episodes of each hierarchy level in the evaluation under way, by run."""
         self.last_episode_reward: float | None = None
         self.last_evaluation: float | None = None
         if resume is not None:
@@ -148,16 +152,38 @@ class ExperimentLogger:
         row.update({k: v for k, v in values.items()})
         self._csv.writerow(row)
 
-    def episode(self, run: str, phase: RunPhase, reward: float, length: int) -> None:
-        """A finished episode of an agent; evaluation episodes are summarised by `evaluation`."""
+    def episode(
+        self,
+        run: str,
+        phase: RunPhase,
+        reward: float,
+        length: int,
+        success: float | None = None,
+        sub_episode: bool = False,
+    ) -> None:
+        """A finished episode of an agent, with its ``is_success`` in goal-based tasks.
+
+        A ``sub_episode`` is one goal of a level below the top of a hierarchy: it is not an
+        episode of the environment, so the progress line does not count it. Evaluation
+        episodes are summarised by `evaluation` (a level's sub-episodes by level).
+        """
         if phase is RunPhase.EVALUATE:
+            if sub_episode:
+                rewards, lengths, successes = self._sub_evaluations.setdefault(run, ([], [], []))
+                rewards.append(reward)
+                lengths.append(length)
+                if success is not None:
+                    successes.append(success)
             return
-        self.episodes += 1
-        self.last_episode_reward = reward
+        if not sub_episode:
+            self.episodes += 1
+            self.last_episode_reward = reward
         step = self.env_steps()
         writer = self.writer(run)
         writer.scalar("Train/episode_reward", reward, step)
         writer.scalar("Train/episode_length", length, step)
+        if success is not None:
+            writer.scalar("Train/success", success, step)
         self._row(
             phase=phase.value,
             agent=run,
@@ -175,10 +201,26 @@ class ExperimentLogger:
         lengths: list[int],
         successes: list[float] | None = None,
     ) -> None:
-        """The summary of an evaluation period (with its success rate in goal-based tasks)."""
+        """The summary of an evaluation period (with its success rate in goal-based tasks),
+        and of each hierarchy level's sub-episodes in it, in that level's run."""
+        if rewards:
+            self.last_evaluation = float(np.mean(rewards))
+            self._summarise(run, rewards, lengths, successes)
+        else:
+            self.info("evaluation finished no episode; raise evaluation_steps")
+        for level_run, (level_rewards, level_lengths, level_successes) in sorted(
+            self._sub_evaluations.items()
+        ):
+            self._summarise(level_run, level_rewards, level_lengths, level_successes)
+        self._sub_evaluations.clear()
+        self.flush()
+
+    def _summarise(
+        self, run: str, rewards: list[float], lengths: list[int], successes: list[float] | None
+    ) -> None:
+        """``Evaluation/`` scalars in ``run`` and a progress.csv row."""
         r = np.asarray(rewards, dtype=np.float64)
         mean, std = float(r.mean()), float(r.std())
-        self.last_evaluation = mean
         step = self.env_steps()
         writer = self.writer(run)
         writer.scalar("Evaluation/mean_reward", mean, step)
@@ -201,7 +243,6 @@ class ExperimentLogger:
             episodes=len(rewards),
             success_rate="" if success_rate is None else success_rate,
         )
-        self.flush()
 
     def progress(self, phase: RunPhase, steps_per_second: float) -> None:
         """The console's progress line."""
@@ -230,14 +271,24 @@ class ExperimentLogger:
 
 
 class AgentLogger:
-    """The `AgentLog` an agent writes to: its own TensorBoard run in the experiment's log."""
+    """The `AgentLog` an agent writes to: its own TensorBoard run in the experiment's log.
 
-    def __init__(self, logger: ExperimentLogger, run: str) -> None:
+    Args:
+        logger: The run's logger.
+        run: The agent's TensorBoard run (``<level>.<agent>``).
+        sub_episodes: The agent is on a level below the top of a hierarchy: its episodes are
+            sub-episodes (one per goal), summarised per evaluation in its run.
+    """
+
+    def __init__(self, logger: ExperimentLogger, run: str, sub_episodes: bool = False) -> None:
         self.logger = logger
         self.run = run
+        self.sub_episodes = sub_episodes
 
     def scalar(self, tag: str, value: float) -> None:
         self.logger.scalar(self.run, tag, value)
 
-    def episode(self, phase: RunPhase, reward: float, length: int) -> None:
-        self.logger.episode(self.run, phase, reward, length)
+    def episode(
+        self, phase: RunPhase, reward: float, length: int, success: float | None = None
+    ) -> None:
+        self.logger.episode(self.run, phase, reward, length, success, self.sub_episodes)

@@ -1,6 +1,10 @@
 """Memories: where agents keep their experience."""
 
 from coach.memories.experience_replay import ExperienceReplay, ExperienceReplayParameters
+from coach.memories.hierarchical_hindsight import (
+    HierarchicalHindsightExperienceReplay,
+    HierarchicalHindsightExperienceReplayParameters,
+)
 from coach.memories.hindsight import (
     EpisodicHindsightExperienceReplay,
     EpisodicHindsightExperienceReplayParameters,
@@ -20,6 +24,8 @@ __all__ = [
     "ExperienceReplay",
     "ExperienceReplayParameters",
     "GoalReward",
+    "HierarchicalHindsightExperienceReplay",
+    "HierarchicalHindsightExperienceReplayParameters",
     "Memory",
     "NStepAccumulator",
     "PrioritizedExperienceReplay",

@@ -223,20 +223,6 @@ class EpisodicHindsightExperienceReplay(ExperienceReplay):
         for env in np.flatnonzero(ended):
             self._store_episode(self._open.pop(int(env)))
 
-    def store_without_hindsight(
-        self,
-        state: dict[str, np.ndarray],
-        action: np.ndarray,
-        reward: np.ndarray,
-        next_state: dict[str, np.ndarray],
-        terminated: np.ndarray,
-        truncated: np.ndarray,
-        extras: dict[str, np.ndarray] | None = None,
-    ) -> None:
-        """Store transitions at once, as they are: no episode, no relabeled copies (HAC's
-        subgoal-testing penalties)."""
-        super().store(state, action, reward, next_state, terminated, truncated, extras)
-
     def end_episodes(self) -> None:
         """The agent's episodes restart (an evaluation begins, a run resumes without its
         episodes): each open episode is stored as it is, truncated at its last step."""

@@ -7,22 +7,27 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
+import pytest
 import torch
 
 from coach.agents.hac import HACAgent, HACAgentParameters
 from coach.core.goals import GoalReward
 from coach.core.step_units import EnvironmentEpisodes, EnvironmentSteps
 from coach.environments.gym_environment import GymEnvironmentParameters
+from coach.errors import CoachError
 from coach.graph_managers.hrl import HACGraphManager, HierarchyParameters
 from coach.graph_managers.parameters import RunContext, ScheduleParameters
 from coach.level_manager import LevelGoals
+from coach.memories.hierarchical_hindsight import HierarchicalHindsightExperienceReplayParameters
 from coach.networks.parameters import InputEmbedderParameters
 
 HORIZON = 5
 
 
-def _agent(testing_rate: float) -> HACAgentParameters:
+def _agent(testing_rate: float, sets_goals: bool) -> HACAgentParameters:
     params = HACAgentParameters()
+    if sets_goals:
+        params.memory = HierarchicalHindsightExperienceReplayParameters()
     params.algorithm.subgoal_testing_rate = testing_rate
     params.algorithm.goal_reward = GoalReward(distance="max_abs", threshold=0.05)
     params.algorithm.batch_size = 8
@@ -38,7 +43,9 @@ def _agent(testing_rate: float) -> HACAgentParameters:
     return params
 
 
-def _graph(testing_rate: float, tmp_path: Path) -> HACGraphManager:
+def _graph(
+    testing_rate: float, tmp_path: Path, levels: list[HACAgentParameters] | None = None
+) -> HACGraphManager:
     schedule = ScheduleParameters(
         heatup_steps=EnvironmentSteps(0),
         improve_steps=EnvironmentSteps(200),
@@ -50,7 +57,7 @@ def _graph(testing_rate: float, tmp_path: Path) -> HACGraphManager:
         goals=LevelGoals(goal_reward=GoalReward(distance="max_abs", threshold=0.05)),
     )
     graph = HACGraphManager(
-        [_agent(testing_rate), _agent(testing_rate)],
+        levels or [_agent(testing_rate, True), _agent(testing_rate, False)],
         GymEnvironmentParameters(level="coach/PendulumWithGoals-v0", kwargs={"time_limit": 40}),
         schedule,
         hierarchy,
@@ -65,6 +72,16 @@ def test_the_levels_join_the_hierarchy(tmp_path: Path) -> None:
     assert top.sets_goals and top.value_floor is None and top.subgoal_penalty == -HORIZON
     assert not bottom.sets_goals and bottom.value_floor == -HORIZON
     graph.close()
+
+
+@pytest.mark.parametrize("top_sets_goals, bottom_sets_goals", [(False, False), (True, True)])
+def test_a_memory_that_does_not_fit_the_level_is_refused(
+    tmp_path: Path, top_sets_goals: bool, bottom_sets_goals: bool
+) -> None:
+    levels = [_agent(0.0, top_sets_goals), _agent(0.0, bottom_sets_goals)]
+    which = "sets subgoals" if not top_sets_goals else "the bottom level"
+    with pytest.raises(CoachError, match=which):
+        _graph(0.0, tmp_path, levels)
 
 
 def test_upper_levels_store_the_subgoal_reached_as_their_action(tmp_path: Path) -> None:

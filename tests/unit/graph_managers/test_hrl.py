@@ -3,6 +3,7 @@ environment builds, runs, logs each level apart and checkpoints."""
 
 from __future__ import annotations
 
+import csv
 from pathlib import Path
 
 import numpy as np
@@ -71,16 +72,34 @@ def test_a_hierarchy_runs_with_each_level_logged_apart(
         assert 180 <= graph.env_steps <= 180 + 2 * int(np.prod(horizons))
         assert all(level.agent.training_steps > 0 for level in graph.levels)
         assert graph.evaluations and graph.evaluations[-1].successes
+        # The progress line counts the environment's episodes, not the levels' sub-episodes.
+        assert graph.logger is not None
+        training_episodes = graph.environment.total_episodes - graph.progress.evaluation_episodes
+        assert graph.logger.episodes == training_episodes == 180 // 40
         graph.save_checkpoint()
     finally:
         graph.close()
     runs = {p.name for p in (tmp_path / "tensorboard").iterdir()}
     assert {f"level_{i}.agent_{i}" for i in range(levels)} <= runs
-    events = EventAccumulator(
-        str(tmp_path / "tensorboard" / f"level_{levels - 1}.agent_{levels - 1}")
-    )
-    events.Reload()
-    assert {"Train/episode_reward", "Train/success"} <= set(events.Tags()["scalars"])
+    for i in range(levels):
+        events = EventAccumulator(str(tmp_path / "tensorboard" / f"level_{i}.agent_{i}"))
+        events.Reload()
+        tags = set(events.Tags()["scalars"])
+        assert {"Train/episode_reward", "Train/episode_length", "Train/success"} <= tags
+        # Each level below the top summarises its evaluation sub-episodes in its own run;
+        # the top level's evaluation is the graph's.
+        evaluation = {"Evaluation/mean_reward", "Evaluation/success_rate"}
+        assert evaluation <= tags if i > 0 else not evaluation & tags
+    with open(tmp_path / "progress.csv") as f:
+        rows = [row for row in csv.DictReader(f) if row["phase"] == "evaluate"]
+    assert {row["agent"] for row in rows} == {"graph"} | {
+        f"level_{i}.agent_{i}" for i in range(1, levels)
+    }
+    assert all(0.0 <= float(row["success_rate"]) <= 1.0 for row in rows)
+    top_rows = [r for r in rows if r["agent"] == "graph"]
+    level_rows = [r for r in rows if r["agent"] == f"level_{levels - 1}.agent_{levels - 1}"]
+    # An evaluation episode of 40 steps holds at least 40 / horizon sub-episodes below.
+    assert int(level_rows[0]["episodes"]) >= 40 // horizons[-1] * int(top_rows[0]["episodes"])
 
 
 def test_the_horizons_must_match_the_levels() -> None:

@@ -84,3 +84,44 @@ def test_goal_based_evaluations_log_their_success_rate(tmp_path: Path) -> None:
     assert float(row["success_rate"]) == 0.75
     events = read(tmp_path / "tensorboard" / "graph").Scalars("Evaluation/success_rate")
     assert [(e.step, e.value) for e in events] == [(500, 0.75)]
+
+
+def test_sub_episodes_of_a_level_below_are_not_counted_as_episodes(tmp_path: Path) -> None:
+    logger = ExperimentLogger(tmp_path, lambda: 40, lambda: 0, quiet=True)
+    top = AgentLogger(logger, "level_0.top")
+    bottom = AgentLogger(logger, "level_1.bottom", sub_episodes=True)
+    for _ in range(4):
+        bottom.episode(RunPhase.TRAIN, -10.0, 10, success=0.0)
+    top.episode(RunPhase.TRAIN, -4.0, 4, success=1.0)
+    for success in (1.0, 1.0, 0.0):  # an evaluation: sub-episodes, summarised by level
+        bottom.episode(RunPhase.EVALUATE, -5.0, 5, success=success)
+    top.episode(RunPhase.EVALUATE, -3.0, 3, success=1.0)
+    logger.evaluation("graph", [-3.0], [3], [1.0])
+    logger.progress(RunPhase.TRAIN, 10.0)
+    logger.close()
+
+    assert logger.episodes == 1 and logger.last_episode_reward == -4.0
+    assert "episodes     1" in (tmp_path / "log.txt").read_text()
+    with open(tmp_path / "progress.csv") as f:
+        rows = list(csv.DictReader(f))
+    evaluations = {r["agent"]: r for r in rows if r["phase"] == "evaluate"}
+    assert set(evaluations) == {"graph", "level_1.bottom"}
+    level = evaluations["level_1.bottom"]
+    assert (level["episodes"], level["reward"]) == ("3", "-5.0")
+    assert float(level["success_rate"]) == pytest.approx(2 / 3)
+    bottom_events = read(tmp_path / "tensorboard" / "level_1.bottom")
+    assert [e.value for e in bottom_events.Scalars("Train/success")] == [0.0] * 4
+    assert bottom_events.Scalars("Evaluation/success_rate")[0].value == pytest.approx(2 / 3)
+    top_events = read(tmp_path / "tensorboard" / "level_0.top")
+    assert "Evaluation/success_rate" not in top_events.Tags()["scalars"]
+
+
+def test_an_evaluation_without_episodes_is_reported(tmp_path: Path) -> None:
+    logger = ExperimentLogger(tmp_path, lambda: 0, lambda: 0, quiet=True)
+    logger.evaluation("graph", [], [])
+    logger.close()
+    assert (
+        "evaluation finished no episode; raise evaluation_steps"
+        in (tmp_path / "log.txt").read_text()
+    )
+    assert logger.last_evaluation is None

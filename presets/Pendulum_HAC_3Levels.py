@@ -1,0 +1,12 @@
+"""Hierarchical Actor-Critic on PendulumWithGoals with three HAC levels (Levy et al., 2019).
+
+The top level sets subgoals for the middle one at most every 25 steps, the middle level
+subgoals for the bottom one at most every 5; the bottom level applies the torques. The
+levels are those of Pendulum_HAC (`_pendulum_hac`).
+"""
+
+from coach import PresetValidation
+from presets._pendulum_hac import graph_manager as hac_graph
+
+graph_manager = hac_graph(horizons=[5, 5], improve_steps=198_000)
+validation = PresetValidation(min_success_rate=0.8, max_env_steps=100_000, seeds=(0, 1, 2))
