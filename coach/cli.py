@@ -370,9 +370,14 @@ def _run(opts: RunOptions) -> int:
         raise
     best = max(graph.evaluations, key=lambda e: e.mean_reward, default=None)
     if best is not None and opts.evaluate is None:
+        successes = [e for e in graph.evaluations if e.successes]
+        goals = ""
+        if successes:  # a goal-based task: its success rate tells more than its reward
+            top = max(successes, key=lambda e: e.success_rate)
+            goals = f", best success rate {top.success_rate:.2f} at {top.env_steps} env steps"
         logger.info(
             f"done: best evaluation mean reward {best.mean_reward:.1f} at {best.env_steps} env "
-            f"steps; results in {directory}"
+            f"steps{goals}; results in {directory}"
         )
     graph.close()
     return 0

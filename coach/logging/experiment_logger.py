@@ -95,10 +95,13 @@ class ExperimentLogger:
         """The sub-episodes of each hierarchy level in the evaluation under way, by run."""
         self.last_episode_reward: float | None = None
         self.last_evaluation: float | None = None
+        self.last_success_rate: float | None = None
+        """The last evaluation's success rate, in goal-based tasks."""
         if resume is not None:
             self.episodes = int(resume["episodes"])
             self.last_episode_reward = resume["last_episode_reward"]
             self.last_evaluation = resume["last_evaluation"]
+            self.last_success_rate = resume.get("last_success_rate")
             self.start -= float(resume["seconds"])
 
     def _resume_event_files(self, runs: dict[str, dict[str, Any]]) -> None:
@@ -123,6 +126,7 @@ class ExperimentLogger:
             "episodes": self.episodes,
             "last_episode_reward": self.last_episode_reward,
             "last_evaluation": self.last_evaluation,
+            "last_success_rate": self.last_success_rate,
             "seconds": time.perf_counter() - self.start,
         }
 
@@ -205,6 +209,7 @@ class ExperimentLogger:
         and of each hierarchy level's sub-episodes in it, in that level's run."""
         if rewards:
             self.last_evaluation = float(np.mean(rewards))
+            self.last_success_rate = float(np.mean(successes)) if successes else None
             self._summarise(run, rewards, lengths, successes)
         else:
             self.info("evaluation finished no episode; raise evaluation_steps")
@@ -248,9 +253,12 @@ class ExperimentLogger:
         """The console's progress line."""
         episode = "-" if self.last_episode_reward is None else f"{self.last_episode_reward:.1f}"
         evaluation = "-" if self.last_evaluation is None else f"{self.last_evaluation:.1f}"
+        success = (
+            "" if self.last_success_rate is None else f"eval success {self.last_success_rate:.2f}  "
+        )
         self.info(
             f"{phase.value:<8} env steps {self.env_steps():>8}  episodes {self.episodes:>5}  "
-            f"last reward {episode:>7}  eval reward {evaluation:>7}  "
+            f"last reward {episode:>7}  eval reward {evaluation:>7}  {success}"
             f"{steps_per_second:,.0f} steps/s"
         )
         self.flush()

@@ -78,10 +78,16 @@ def test_logger_writes_csv_tensorboard_and_log(tmp_path: Path) -> None:
 def test_goal_based_evaluations_log_their_success_rate(tmp_path: Path) -> None:
     logger = ExperimentLogger(tmp_path, lambda: 500, lambda: 0, quiet=True)
     logger.evaluation("graph", [0.0, -3.0, -20.0, 0.0], [4, 7, 20, 2], [1.0, 1.0, 0.0, 1.0])
+    logger.progress(RunPhase.TRAIN, 10.0)
+    resumed = ExperimentLogger(tmp_path, lambda: 600, lambda: 0, True, logger.state_dict())
     logger.close()
+    resumed.progress(RunPhase.TRAIN, 10.0)
+    resumed.close()
     with open(tmp_path / "progress.csv") as f:
         (row,) = list(csv.DictReader(f))
     assert float(row["success_rate"]) == 0.75
+    lines = [line for line in (tmp_path / "log.txt").read_text().splitlines() if "train" in line]
+    assert len(lines) == 2 and all("eval success 0.75" in line for line in lines)
     events = read(tmp_path / "tensorboard" / "graph").Scalars("Evaluation/success_rate")
     assert [(e.step, e.value) for e in events] == [(500, 0.75)]
 
