@@ -14,7 +14,7 @@ $(STAMP): setup.cfg pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet "$(TORCH_CPU)"
-	$(BIN)/python -m pip install --quiet -e ".[dev,video,atari,mujoco,box2d]"
+	$(BIN)/python -m pip install --quiet -e ".[dev,video,atari,mujoco,box2d,ray]"
 	touch $(STAMP)
 
 run: install

@@ -121,6 +121,10 @@ class RunOptions:
     dump_mp4: bool
     dump_gifs: bool
     open_dashboard: bool
+    num_workers: int | None
+    backend: str
+    ray_address: str | None
+    evaluation_worker: bool
 
 
 @click.command(context_settings={"help_option_names": ["-h", "--help"]})
@@ -185,6 +189,32 @@ class RunOptions:
 @click.option("-dg", "--dump-gifs", is_flag=True, help="Save evaluation episodes as GIFs.")
 @click.option(
     "-d", "--open-dashboard", is_flag=True, help="Start TensorBoard on the experiment path."
+)
+@click.option(
+    "-n",
+    "--num-workers",
+    type=int,
+    default=None,
+    help="Act in N rollout workers; this process learns (default: act here).",
+)
+@click.option(
+    "--backend",
+    type=click.Choice(["local", "ray"]),
+    default="local",
+    show_default=True,
+    help="Where the workers run: local processes or Ray actors.",
+)
+@click.option(
+    "--ray-address",
+    default=None,
+    metavar="auto|HOST:PORT",
+    help="The Ray cluster to join (default: a local runtime on the loopback interface).",
+)
+@click.option(
+    "-ew",
+    "--evaluation-worker",
+    is_flag=True,
+    help="Evaluate in a worker of its own, in parallel with training.",
 )
 def main(list_: bool, **options: Any) -> None:
     """Run a reinforcement learning experiment from a preset."""
@@ -256,6 +286,27 @@ def _prepare(opts: RunOptions) -> tuple[Any, dict[str, Any] | None]:
     return preset, checkpoint
 
 
+def _distribute(graph: Any, opts: RunOptions) -> Any:
+    """The preset's graph, or its learner when the acting goes to rollout workers."""
+    distributed = (
+        opts.num_workers is not None
+        or opts.backend != "local"
+        or opts.ray_address is not None
+        or opts.evaluation_worker
+    )
+    if not distributed:
+        return graph
+    from coach.parallel.distributed import DistributedGraphManager, DistributedParameters
+
+    params = DistributedParameters(
+        num_workers=opts.num_workers if opts.num_workers is not None else 1,
+        backend=opts.backend,
+        ray_address=opts.ray_address,
+        evaluation_worker=opts.evaluation_worker,
+    )
+    return DistributedGraphManager(graph, params)
+
+
 def _install_signal_handlers(graph: Any) -> None:
     """The first Ctrl-C (or SIGTERM) stops the run after its current step, with a checkpoint;
     a second one stops it at once."""
@@ -278,6 +329,7 @@ def _run(opts: RunOptions) -> int:
     from coach.parameters import flatten
 
     preset, checkpoint = _prepare(opts)
+    graph = _distribute(preset.graph_manager, opts)  # a bad -n or --backend fails here
     resuming = opts.resume is not None
     if resuming:
         assert opts.resume is not None and checkpoint is not None
@@ -293,7 +345,6 @@ def _run(opts: RunOptions) -> int:
         run_seed = opts.seed if opts.seed is not None else (preset.seed or 0)
     if not resuming or opts.custom_parameters:
         write_params(directory / "params.yaml", preset, run_seed, list(opts.custom_parameters))
-    graph = preset.graph_manager
     try:
         graph.create_graph(
             RunContext(
@@ -326,6 +377,13 @@ def _run(opts: RunOptions) -> int:
         level = getattr(preset.graph_manager.parameters().get("environment"), "level", None)
         on = f" on {level}" if level else ""
         logger.info(f"{preset.name}{on}: seed {run_seed}, writing to {directory}")
+        pids: dict[int, int] = getattr(graph, "worker_pids", dict)()
+        if pids:
+            logger.info(
+                f"{opts.num_workers or 1} rollout workers on the {opts.backend} backend"
+                f"{' and an evaluation worker' if opts.evaluation_worker else ''} "
+                f"(pids {', '.join(str(pids[r]) for r in sorted(pids))})"
+            )
         settable, _ = flatten(preset.graph_manager.parameters())
         logger.hparams(
             "graph",

@@ -318,6 +318,39 @@ class Agent:
             self.after_training_round()
         return steps
 
+    # -- rollout workers (coach.parallel) ---------------------------------------------------
+
+    def policy_state(self) -> dict[str, Any]:
+        """What an acting copy of this agent needs from it: the online weights of every
+        network and the exploration clock (training env steps acted so far)."""
+        return {
+            "networks": {name: net.online.state_dict() for name, net in self.networks.items()},
+            "exploration_steps": self.exploration.steps if self.exploration is not None else 0,
+        }
+
+    def load_policy_state(self, state: dict[str, Any]) -> None:
+        """Act with the weights of `policy_state` (the exploration schedules move on from the
+        learner's clock)."""
+        for name, net in self.networks.items():
+            net.online.load_state_dict(state["networks"][name])
+        if self.exploration is not None:
+            self.exploration.steps = int(state["exploration_steps"])
+
+    def ingest(self, steps: list[dict[str, Any]], env_steps: int, phase: RunPhase) -> None:
+        """Take steps acted elsewhere (by rollout workers) as if observed here: each is the
+        keyword arguments of one `Memory.store` call, ``env_steps`` the env steps they took.
+
+        The training schedule and the exploration clock count them as this agent's own.
+        """
+        if self.memory is not None:
+            for step in steps:
+                self.memory.store(**step)
+        self.env_steps += env_steps
+        if phase is RunPhase.TRAIN:
+            self.training_env_steps += env_steps
+            if self.exploration is not None:
+                self.exploration.steps += env_steps
+
     # -- checkpoints ------------------------------------------------------------------------
 
     def state_dict(self, include_memory: bool = False) -> dict[str, Any]:

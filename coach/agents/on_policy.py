@@ -169,7 +169,8 @@ class OnPolicyAgent(Agent):
         if self.phase is not RunPhase.TRAIN:
             return
         assert self.last_action is not None
-        self.rollout.store(
+        assert self.memory is not None  # the rollout, or a rollout worker's outbox
+        self.memory.store(
             self.state, self.last_action, reward, next_state, response.terminated,
             response.truncated, extras=self._last,
         )  # fmt: skip
@@ -177,7 +178,7 @@ class OnPolicyAgent(Agent):
     def reset(self, response: EnvResponse) -> None:
         # The episodes in the block stop here: mark the block's last step as truncated, so
         # GAE bootstraps from its successor and does not run on into the new episodes.
-        if self.rollout.steps > 0:
+        if self.memory is self.rollout and self.rollout.steps > 0:
             self.rollout.columns["truncated"][self.rollout.steps - 1] = True
         super().reset(response)
 
@@ -200,7 +201,10 @@ class OnPolicyAgent(Agent):
         algorithm = self.params.algorithm
         c = self.rollout.columns
         with torch.no_grad():
-            last = self.values(self.tensors(self.state)).cpu().numpy()
+            # The states after the block's last step (where an episode ended there, the
+            # value is not used): the block's own, wherever it was collected.
+            after = self.tensors({k: v[-1] for k, v in c["next_states"].items()})
+            last = self.values(after).cpu().numpy()
             final = np.zeros_like(c["rewards"], dtype=np.float64)
             truncated = np.flatnonzero(c["truncated"].reshape(-1))
             if len(truncated):

@@ -5,7 +5,9 @@ ends the copy is reset at once, the response's ``observation`` is the new episod
 observation and its ``next_observation`` the finished episode's last one. The loop is our own
 rather than gymnasium's ``SyncVectorEnv`` because that one costs about 13 microseconds per
 step over the bare environment (its info merging and generic concatenation), which by itself
-would hold a one-env heatup to a third of the bare environment's speed.
+would hold a one-env heatup to a third of the bare environment's speed. With
+``vectorization="async"`` the copies step in subprocesses instead, in parallel
+(`coach.environments.async_environment`).
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ import numpy as np
 from gymnasium import spaces
 
 from coach.core.types import EnvResponse
+from coach.environments.async_environment import AsyncGymEnvironment
 from coach.environments.env_state import get_env_state, set_env_state
 from coach.environments.environment import Environment
 from coach.environments.levels import resolve_level
@@ -43,9 +46,21 @@ class GymEnvironmentParameters:
     """Gymnasium render mode (``human``, ``rgb_array``) or ``None``."""
     level_set: str | None = None
     """The level set ``-lvl`` picks ``level`` from (``atari``, ``mujoco``, ``box2d``), if any."""
+    vectorization: str = "sync"
+    """``sync``: copies step in this process; ``async``: a subprocess each, for CPU-heavy steps."""
 
-    def build(self) -> GymEnvironment:
-        return GymEnvironment(self)
+    def build(self) -> Environment:
+        """The environment: `GymEnvironment` or, for ``vectorization="async"``,
+        `AsyncGymEnvironment`.
+
+        Raises:
+            CoachError: for a ``vectorization`` other than ``"sync"`` and ``"async"``.
+        """
+        if self.vectorization == "sync":
+            return GymEnvironment(self)
+        if self.vectorization == "async":
+            return AsyncGymEnvironment(self)
+        raise CoachError(f'vectorization must be "sync" or "async", got {self.vectorization!r}')
 
     def select_level(self, name: str) -> None:
         """Pick ``name`` from the level set (``-lvl``).

@@ -78,6 +78,8 @@ class GraphManager(ABC):
         """Records evaluation episodes, when set."""
         self.stop_when: Callable[[EvaluationResult], bool] | None = None
         """Ends `improve` early after an evaluation for which it returns true."""
+        self.stopped_early = False
+        """`stop_when` returned true."""
 
     # -- building ---------------------------------------------------------------------------
 
@@ -129,7 +131,7 @@ class GraphManager(ABC):
         """Env steps in heatup and training (evaluation excluded): the x axis of the logs."""
         if self._phase is RunPhase.EVALUATE or self.environment is None:
             return self.progress.frozen_env_steps
-        return self.environment.total_steps - self.progress.evaluation_env_steps
+        return self._total_env_steps() - self.progress.evaluation_env_steps
 
     @property
     def training_steps(self) -> int:
@@ -265,18 +267,29 @@ class GraphManager(ABC):
         result = EvaluationResult(
             self.progress.frozen_env_steps, rewards, lengths, episodes.successes
         )
-        self.evaluations.append(result)
         if video is not None:
             paths, summary = video.finish(self.progress.frozen_env_steps)
             if self.logger is not None and summary is not None:
                 self.logger.writer("graph").write_summary(summary, self.progress.frozen_env_steps)
                 self.logger.info(f"evaluation videos: {', '.join(str(p) for p in paths)}")
+        self.record_evaluation(result)
         if self.logger is not None:
-            self.logger.evaluation("graph", rewards, lengths, episodes.successes)
             self._progress(time.perf_counter() - started, self._total_env_steps() - before)
         self._fresh_episodes = True  # training goes on with fresh episodes
         self._snapshot = None
         return result
+
+    def evaluation_period(self, steps: StepUnit) -> None:
+        """The periodic evaluation of `improve` (a distributed run may run it aside)."""
+        self.evaluate(steps)
+
+    def record_evaluation(self, result: EvaluationResult) -> None:
+        """Keep and log an evaluation's result; `stop_when` may end the run here."""
+        self.evaluations.append(result)
+        if self.logger is not None:
+            self.logger.evaluation("graph", result.rewards, result.lengths, result.successes)
+        if self.stop_when is not None and self.stop_when(result):
+            self.stopped_early = True
 
     def improve(self) -> None:
         """The whole run: heatup, then training with periodic evaluation."""
@@ -297,9 +310,9 @@ class GraphManager(ABC):
             ):
                 self.progress.period_end = None
                 if schedule.evaluation_steps.num_steps > 0:
-                    result = self.evaluate(schedule.evaluation_steps)
-                    if self.stop_when is not None and self.stop_when(result):
-                        return
+                    self.evaluation_period(schedule.evaluation_steps)
+                if self.stopped_early:
+                    return
                 continue
             remaining = improve.num_steps - (
                 self._training_count(improve) - self.progress.improve_start
@@ -314,6 +327,8 @@ class GraphManager(ABC):
             self.train_and_act(
                 type(period)(self.progress.period_end - self._training_count(period))
             )
+            if self.stopped_early:  # an evaluation run aside (in parallel) said so
+                return
 
     # -- checkpoints ------------------------------------------------------------------------
 

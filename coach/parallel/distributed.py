@@ -1,0 +1,365 @@
+"""A preset's run with its acting spread over rollout workers (``coach -p NAME -n N``).
+
+The learner (this process) owns the agent's memory, its optimizers, the logs and the
+checkpoints; N rollout workers (`coach.parallel.worker`) each own ``num_envs`` environment
+copies and an acting copy of the policy. The phases and budgets are those of the preset's
+graph: heatup, training with periodic evaluation, counted in the env steps the workers took.
+
+- On-policy agents (a rollout memory) run synchronously: the learner publishes its policy,
+  every worker collects one rollout block with it, and the learner learns from the N blocks
+  side by side (T x N*B), then publishes again.
+- Off-policy agents run asynchronously, in the manner of Ape-X (Horgan et al., 2018): every
+  worker keeps collecting blocks of ``block_steps`` steps into the learner's replay memory,
+  which trains on each block as it arrives (the preset's own ratio of gradient steps to env
+  steps) and publishes its policy after each training round. A block is never collected with
+  a policy more than ``max_policy_lag`` publications older than the learner's: the learner
+  waits for such blocks before it trains further.
+
+Evaluation runs in the learner's own environment copies, or with ``evaluation_worker`` in a
+worker of its own while training goes on. Episodes in flight in the workers are not part of
+a checkpoint: a resumed run starts them afresh.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from coach.core.run_phase import RunPhase
+from coach.core.step_units import StepUnit
+from coach.environments.environment import Environment
+from coach.errors import CoachError
+from coach.graph_managers.basic_rl import BasicRLGraphManager
+from coach.graph_managers.graph_manager import GraphManager, RunInterrupted
+from coach.graph_managers.parameters import EvaluationResult, RunContext
+from coach.level_manager import LevelManager
+from coach.memories.hindsight import EpisodicHindsightExperienceReplay
+from coach.memories.rollout import Rollout
+from coach.parallel.pool import WorkerPool
+from coach.parallel.worker import Block, PolicySnapshot, WorkerSpec, unpack
+
+BACKENDS = ("local", "ray")
+
+
+@dataclass(slots=True, kw_only=True)
+class DistributedParameters:
+    """How a run spreads its acting over workers (the command line's ``-n`` and friends)."""
+
+    num_workers: int = 1
+    """N, the rollout workers."""
+    backend: str = "local"
+    """``"local"`` (processes on this machine) or ``"ray"`` (Ray actors)."""
+    ray_address: str | None = None
+    """The Ray cluster to join (``auto`` or ``HOST:PORT``); ``None`` starts a local runtime
+    bound to the loopback interface."""
+    evaluation_worker: bool = False
+    """Evaluate in a worker of its own, while training goes on."""
+    max_policy_lag: int = 2
+    """Off-policy: the most publications a block's policy may be older than the learner's."""
+    block_steps: int = 100
+    """Off-policy: env steps per block of a worker (summed over its copies)."""
+
+    def validate(self) -> None:
+        if self.num_workers < 1:
+            raise CoachError(f"-n needs at least one worker, got {self.num_workers}")
+        if self.backend not in BACKENDS:
+            raise CoachError(f"unknown backend {self.backend!r}; choose one of {list(BACKENDS)}")
+        if self.ray_address is not None and self.backend != "ray":
+            raise CoachError("--ray-address goes with --backend ray")
+        if self.max_policy_lag < 1:
+            raise CoachError(f"max_policy_lag must be >= 1, got {self.max_policy_lag}")
+        if self.block_steps < 1:
+            raise CoachError(f"block_steps must be >= 1, got {self.block_steps}")
+
+
+class DistributedGraphManager(GraphManager):
+    """The learner of a run whose acting is spread over rollout workers.
+
+    Args:
+        graph: The preset's graph: one agent and its environment.
+        params: How many workers, on which backend.
+    """
+
+    def __init__(self, graph: GraphManager, params: DistributedParameters) -> None:
+        if not isinstance(graph, BasicRLGraphManager):
+            raise CoachError(
+                f"rollout workers (-n) run presets of one agent (BasicRLGraphManager); this "
+                f"preset's graph is a {type(graph).__name__}"
+            )
+        params.validate()
+        super().__init__(graph.name, graph.schedule_params)
+        self.graph = graph
+        self.params = params
+        self.pool: WorkerPool | None = None
+        self.version = -1
+        """How many times the learner published its policy, minus one."""
+        self.collected_steps = 0
+        """Env steps the workers took (heatup and training)."""
+        self.collected_episodes = 0
+        """Episodes the workers finished."""
+        self.on_policy = False
+        self._in_flight: dict[int, int] = {}
+        """The version published when each busy rollout worker got its block."""
+        self._pending_evaluation: int | None = None
+        """The training clock of the evaluation under way in the evaluation worker."""
+        self._last_progress = (0.0, 0)
+
+    def parameters(self) -> dict[str, Any]:
+        return self.graph.parameters()
+
+    # -- building ---------------------------------------------------------------------------
+
+    def _build(self, context: RunContext) -> tuple[Environment, list[LevelManager]]:
+        graph = self.graph
+        graph.context, graph.logger = context, self.logger
+        environment, levels = graph._build(context)
+        memory = levels[0].agent.memory
+        if isinstance(memory, EpisodicHindsightExperienceReplay):
+            environment.close()
+            raise CoachError(
+                "hindsight replay keeps each env copy's episode open in the learner's memory; "
+                "it does not take steps from several workers yet: run this preset without -n"
+            )
+        self.on_policy = isinstance(memory, Rollout)
+        self.pool = self._start_pool(context, environment.num_envs)
+        return environment, levels
+
+    def _start_pool(self, context: RunContext, num_envs: int) -> WorkerPool:
+        params, graph = self.params, self.graph
+        ranks = params.num_workers + 1  # the evaluation worker is rank 0
+
+        def make_spec(rank: int, start: int) -> WorkerSpec:
+            # Copy i of worker r is seeded seed + (r + start * ranks) * num_envs + i: distinct
+            # from every other copy, the learner's own (rank 0) and earlier starts included.
+            return WorkerSpec(
+                agent_params=graph.agent_params,
+                env_params=graph.env_params,
+                seed=context.seed + (rank + start * ranks) * num_envs,
+                rank=rank,
+                num_threads=context.num_threads,
+            )
+
+        def on_restart(message: str) -> None:
+            if self.logger is not None:
+                self.logger.info(message)
+
+        if params.backend == "ray":
+            from coach.parallel.ray_workers import RayWorkerPool
+
+            return RayWorkerPool(
+                make_spec,
+                params.num_workers,
+                params.evaluation_worker,
+                on_restart,
+                address=params.ray_address,
+            )
+        from coach.parallel.local import LocalWorkerPool
+
+        return LocalWorkerPool(make_spec, params.num_workers, params.evaluation_worker, on_restart)
+
+    # -- counters ---------------------------------------------------------------------------
+
+    def _total_env_steps(self) -> int:
+        own = self.environment.total_steps if self.environment is not None else 0
+        return own + self.collected_steps
+
+    def _episodes(self) -> int:
+        own = self.environment.total_episodes if self.environment is not None else 0
+        return own + self.collected_episodes
+
+    # -- acting through the workers ---------------------------------------------------------
+
+    @property
+    def agent(self) -> Any:
+        return self.levels[0].agent
+
+    def _publish(self) -> None:
+        assert self.pool is not None
+        self.version += 1
+        self.pool.publish(PolicySnapshot(self.version, self.agent.policy_state()))
+
+    def _run(self, budget: StepUnit, on_response: Any = None) -> None:
+        if self._phase is RunPhase.EVALUATE:  # in the learner's own environment copies
+            super()._run(budget, on_response)
+            return
+        if self.version < 0:
+            self._publish()
+        count = self._counter(budget)
+        end = count() + budget.num_steps
+        self._last_progress = (time.perf_counter(), self._total_env_steps())
+        collect = self._collect_synchronously if self.on_policy else self._collect_block
+        while count() < end and not self.stopped_early:
+            collect()
+            self._after_block()
+        if not self.on_policy:
+            self._drain()
+
+    def _collect_synchronously(self) -> None:
+        """One block from every worker with the same policy; learn from them together."""
+        assert self.pool is not None
+        agent = self.agent
+        length = agent.rollout.length
+        steps = length * self.environment.num_envs if self.environment is not None else length
+        ranks = self.pool.idle()
+        for rank in ranks:
+            self.pool.submit(rank, "collect", steps, self._phase)
+            self._in_flight[rank] = self.version
+        blocks: dict[int, Block] = {}
+        while len(blocks) < len(ranks):
+            rank, result = self._next_result()
+            if rank > 0:
+                blocks[rank] = result
+        ordered = [blocks[rank] for rank in sorted(blocks)]
+        calls = [unpack(b.steps, b.widths) for b in ordered]
+        merged = [_concatenate(step) for step in zip(*calls, strict=True)]
+        agent.ingest(merged, sum(b.env_steps for b in ordered), self._phase)
+        for block in ordered:
+            self._account(block)
+        if agent.train():
+            self._publish()
+
+    def _collect_block(self) -> None:
+        """Keep every worker busy; take the next block, learn from it, publish."""
+        assert self.pool is not None
+        for rank in self.pool.idle():
+            self.pool.submit(rank, "collect", self.params.block_steps, self._phase)
+            self._in_flight[rank] = self.version
+        block = self._next_block()
+        self._take(block)
+        if self._phase is RunPhase.TRAIN:
+            # No block may be collected with a policy more than max_policy_lag publications
+            # old: take the ones that would be before publishing again.
+            oldest = self.version + 1 - self.params.max_policy_lag
+            while self._in_flight and min(self._in_flight.values()) < oldest:
+                self._take(self._next_block())
+            if self.agent.train():
+                self._publish()
+
+    def _drain(self) -> None:
+        """Take the blocks still being collected (the phase's budget is spent)."""
+        while self._in_flight:
+            self._take(self._next_block())
+            if self._phase is RunPhase.TRAIN:
+                self.agent.train()
+        if self._phase is RunPhase.TRAIN and self.agent.training_steps:
+            self._publish()
+
+    def _next_block(self) -> Block:
+        result: Block
+        while True:
+            rank, result = self._next_result()
+            if rank > 0:
+                return result
+
+    def _next_result(self) -> tuple[int, Any]:
+        """The next finished command; an evaluation worker's result is recorded on the way."""
+        assert self.pool is not None
+        rank, result = self.pool.next_result()
+        if rank == 0:
+            self._finish_evaluation(result)
+        else:
+            self._in_flight.pop(rank, None)
+        return rank, result
+
+    def _take(self, block: Block) -> None:
+        self.agent.ingest(unpack(block.steps, block.widths), block.env_steps, block.phase)
+        self._account(block)
+
+    def _account(self, block: Block) -> None:
+        """Count a block's steps and episodes, and log them."""
+        agent = self.agent
+        self.collected_steps += block.env_steps
+        self.collected_episodes += len(block.episodes)
+        for reward, length, success in block.episodes:
+            agent.episodes += 1
+            agent.log.episode(block.phase, reward, length, success)
+        if self.logger is not None:
+            run = f"worker_{block.rank}"
+            for tag, value in block.scalars:
+                self.logger.scalar(run, tag, value)
+            if block.seconds > 0:
+                rate = block.env_steps / block.seconds
+                self.logger.scalar(run, "Time/env_steps_per_second", rate)
+            self.logger.scalar("graph", "Time/policy_lag", self.version - block.version)
+
+    def _after_block(self) -> None:
+        if self.stop_requested is not None:
+            raise RunInterrupted(self.stop_requested)
+        checkpoints = self._checkpoints
+        if checkpoints is not None and checkpoints.due(self.env_steps):
+            self.save_checkpoint()
+        now = time.perf_counter()
+        last_time, last_steps = self._last_progress
+        if now - last_time >= self.context.progress_seconds:
+            self._progress(now - last_time, self._total_env_steps() - last_steps)
+            self._last_progress = (now, self._total_env_steps())
+
+    # -- evaluation aside -------------------------------------------------------------------
+
+    def evaluation_period(self, steps: StepUnit) -> None:
+        if not self.params.evaluation_worker:
+            super().evaluation_period(steps)
+            return
+        assert self.pool is not None
+        if self._pending_evaluation is not None:
+            # The last one is still running: this period's is skipped rather than queued.
+            if self.logger is not None:
+                self.logger.info("the evaluation worker is still busy; an evaluation skipped")
+            return
+        self._publish()
+        self._pending_evaluation = self.env_steps
+        self.pool.submit(0, "evaluate", steps)
+
+    def _finish_evaluation(self, result: EvaluationResult) -> None:
+        assert self._pending_evaluation is not None
+        result.env_steps, self._pending_evaluation = self._pending_evaluation, None
+        self.record_evaluation(result)
+
+    def improve(self) -> None:
+        super().improve()
+        while self._pending_evaluation is not None:  # the last evaluation's result
+            self._next_result()
+
+    # -- checkpoints ------------------------------------------------------------------------
+
+    def state_dict(self, include_memory: bool = False) -> dict[str, Any]:
+        state = super().state_dict(include_memory)
+        state["workers"] = {
+            "collected_steps": self.collected_steps,
+            "collected_episodes": self.collected_episodes,
+        }
+        return state
+
+    def load_state_dict(self, state: dict[str, Any], whole_run: bool = True) -> None:
+        super().load_state_dict(state, whole_run)
+        workers = state.get("workers")
+        if whole_run and workers is not None:
+            self.collected_steps = int(workers["collected_steps"])
+            self.collected_episodes = int(workers["collected_episodes"])
+        self.version = -1  # the workers get the restored policy before they act
+
+    def worker_pids(self) -> dict[int, int]:
+        """Each worker's process id, by rank."""
+        return self.pool.pids() if self.pool is not None else {}
+
+    def close(self) -> None:
+        if self.pool is not None:
+            self.pool.close()
+            self.pool = None
+        super().close()
+
+
+def _concatenate(calls: tuple[dict[str, Any], ...]) -> dict[str, Any]:
+    """The `store` calls of one step of several workers, as one call (workers side by side)."""
+
+    def join(values: list[Any]) -> Any:
+        if isinstance(values[0], dict):
+            return {key: np.concatenate([v[key] for v in values]) for key in values[0]}
+        if values[0] is None:
+            return None
+        return np.concatenate(values)
+
+    return {name: join([call[name] for call in calls]) for name in calls[0]}

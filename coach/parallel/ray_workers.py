@@ -1,0 +1,180 @@
+"""Rollout workers as Ray actors (``--backend ray``): the same `RolloutWorker` in each.
+
+Without an address the pool starts a Ray runtime on this machine, bound to the loopback
+interface, and shuts it down when the run ends (normally, on an error or on Ctrl-C). With
+``--ray-address auto|HOST:PORT`` it joins that cluster and leaves it running. A new policy
+is put into Ray's object store once; each command carries a reference to it, which a worker
+fetches only when its own policy is older. Ray is an optional dependency: ``pip install
+'coach[ray]'``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import sys
+from typing import Any
+
+from coach.errors import CoachError
+from coach.parallel.pool import WorkerFailed, WorkerPool
+from coach.parallel.worker import PolicySnapshot, RolloutWorker, WorkerSpec
+
+
+class _RayWorker:
+    """The actor: a `RolloutWorker` that fetches the policy it is pointed to when newer."""
+
+    def __init__(self, spec: WorkerSpec) -> None:
+        self.worker = RolloutWorker(spec)
+
+    def pid(self) -> int:
+        return self.worker.pid()
+
+    def call(self, method: str, args: tuple[Any, ...], policy: list[Any], version: int) -> Any:
+        import ray
+
+        snapshot = None
+        if policy and version != self.worker.version:
+            snapshot = ray.get(policy[0])  # a reference in a list: not fetched unless needed
+        return getattr(self.worker, method)(*args, snapshot)
+
+
+class RayWorkerPool(WorkerPool):
+    """Rollout workers as Ray actors, on a local runtime or a cluster.
+
+    Args:
+        address: The cluster to join (``auto`` or ``HOST:PORT``); ``None`` starts a local
+            runtime on the loopback interface, stopped by `close`.
+        The other arguments are `WorkerPool`'s.
+    """
+
+    def __init__(self, *args: Any, address: str | None = None, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        if address is None:
+            _loopback_only()
+        try:
+            import ray
+        except ImportError:
+            raise CoachError("--backend ray needs Ray: pip install 'coach[ray]'") from None
+        self.ray = ray
+        self.owns_runtime = False
+        if not ray.is_initialized():
+            options: dict[str, Any] = {
+                "include_dashboard": False,
+                "log_to_driver": False,
+                "configure_logging": False,
+            }
+            if address is None:
+                # Room for every worker, whatever the cores: they mostly wait on each other.
+                options["num_cpus"] = max(os.cpu_count() or 1, len(self.ranks))
+            try:
+                ray.init(address=address, **options)
+            except (ConnectionError, ValueError, RuntimeError) as error:
+                raise CoachError(f"cannot start or join Ray at {address!r}: {error}") from None
+            self.owns_runtime = True
+        self.actor_class = ray.remote(num_cpus=1, max_restarts=0)(_RayWorker)
+        self.actors: dict[int, Any] = {}
+        self._pids: dict[int, int] = {}
+        self.refs: dict[Any, int] = {}
+        """The reference of each pending command's result -> its rank."""
+        self.policy: Any = None
+        self.version = -1
+        try:
+            starting = {rank: self._launch(rank) for rank in self.ranks}
+            for rank, ref in starting.items():
+                self._await_ready(rank, ref)
+        except BaseException:
+            self.close()
+            raise
+
+    def _launch(self, rank: int) -> Any:
+        spec = self.make_spec(rank, self.starts[rank])
+        self.starts[rank] += 1
+        actor = self.actor_class.remote(spec)
+        self.actors[rank] = actor
+        return actor.pid.remote()  # type: ignore[attr-defined]
+
+    def _await_ready(self, rank: int, ref: Any) -> None:
+        try:
+            self._pids[rank] = int(self.ray.get(ref))
+        except self.ray.exceptions.RayError as error:
+            raise CoachError(f"worker {rank} could not start: {_cause(error)}") from None
+
+    def publish(self, snapshot: PolicySnapshot) -> None:
+        self.policy = self.ray.put(snapshot)
+        self.version = snapshot.version
+
+    def submit(self, rank: int, method: str, *args: Any) -> None:
+        self.pending[rank] = (method, args)
+        policy = [self.policy] if self.policy is not None else []
+        ref = self.actors[rank].call.remote(method, args, policy, self.version)
+        self.refs[ref] = rank
+
+    def next_result(self) -> tuple[int, Any]:
+        ray = self.ray
+        while True:
+            if not self.refs:
+                raise CoachError("no worker has anything to do")
+            (ready,), _ = ray.wait(list(self.refs), num_returns=1)
+            rank = self.refs.pop(ready)
+            try:
+                result = ray.get(ready)
+            except ray.exceptions.RayActorError:
+                self._restart(rank)
+                continue
+            except ray.exceptions.RayTaskError as error:
+                del self.pending[rank]
+                raise WorkerFailed(f"worker {rank} failed: {_cause(error)}") from None
+            del self.pending[rank]
+            return rank, result
+
+    def _restart(self, rank: int) -> None:
+        """The actor of ``rank`` died: start a new one and give it its command again."""
+        old_pid = self._pids.get(rank)
+        self.ray.kill(self.actors[rank], no_restart=True)
+        self._await_ready(rank, self._launch(rank))
+        seed = self.make_spec(rank, self.starts[rank] - 1).seed
+        self.on_restart(
+            f"worker {rank} (pid {old_pid}) died; restarted as pid {self._pids[rank]} with "
+            f"seed {seed}"
+        )
+        method, args = self.pending[rank]
+        self.submit(rank, method, *args)
+
+    def pids(self) -> dict[int, int]:
+        return dict(self._pids)
+
+    def close(self) -> None:
+        ray = self.ray
+        for actor in self.actors.values():
+            with contextlib.suppress(ray.exceptions.RayError):
+                ray.kill(actor, no_restart=True)
+        self.actors.clear()
+        self.refs.clear()
+        self.pending.clear()
+        self.policy = None
+        if self.owns_runtime and ray.is_initialized():
+            ray.shutdown()
+            self.owns_runtime = False
+
+
+def _loopback_only() -> None:
+    """Make the local runtime about to start listen on the loopback interface only.
+
+    Ray binds its servers to the node's address. With clusters "disabled" (a switch meant for
+    laptops, `RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER=0`) that address is the loopback one, and
+    nothing listens on the machine's other interfaces. The variable is read when ray is
+    imported, here and in every process the runtime starts; if ray was imported already, its
+    copy of the switch is set too.
+    """
+    os.environ["RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"] = "0"
+    constants = sys.modules.get("ray._private.ray_constants")
+    if constants is not None:
+        constants.ENABLE_RAY_CLUSTER = False  # type: ignore[attr-defined]
+
+
+def _cause(error: BaseException) -> str:
+    """The worker's own error message, without Ray's wrapping."""
+    cause = getattr(error, "cause", None)
+    if isinstance(cause, CoachError):
+        return str(cause)
+    return str(cause or error).strip().splitlines()[-1]

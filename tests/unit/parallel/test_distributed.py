@@ -1,0 +1,197 @@
+"""Unit tests for coach/parallel/distributed.py on the local backend (coach/parallel/local.py):
+real worker processes on real environments, the learner in this process."""
+
+from __future__ import annotations
+
+import os
+import signal
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+
+from coach.core.step_units import EnvironmentEpisodes, EnvironmentSteps
+from coach.errors import CoachError
+from coach.graph_managers.parameters import RunContext
+from coach.parallel.distributed import DistributedGraphManager, DistributedParameters
+from coach.presets import load_preset
+
+
+def _graph(
+    preset: str,
+    tmp_path: Path,
+    seed: int = 0,
+    num_envs: int = 1,
+    **params: object,
+) -> DistributedGraphManager:
+    graph = load_preset(preset).graph_manager
+    graph.env_params.num_envs = num_envs
+    distributed = DistributedGraphManager(
+        graph,
+        DistributedParameters(**{"num_workers": 2, **params}),  # type: ignore[arg-type]
+    )
+    return distributed.create_graph(RunContext(seed=seed, experiment_dir=tmp_path, quiet=True))
+
+
+def _scalars(tmp_path: Path, run: str, tag: str) -> list[float]:
+    events = EventAccumulator(str(tmp_path / "tensorboard" / run))
+    events.Reload()
+    return [e.value for e in events.Scalars(tag)]
+
+
+def test_off_policy_workers_fill_the_learners_replay(tmp_path: Path) -> None:
+    graph = _graph("CartPole_DQN", tmp_path, block_steps=50)
+    try:
+        graph.heatup(EnvironmentSteps(400))
+        agent = graph.agent
+        assert len(agent.memory) == graph.collected_steps == graph.env_steps >= 400
+        assert agent.training_steps == 0
+        heatup = graph.collected_steps
+        graph.train_and_act(EnvironmentSteps(600))
+        assert graph.env_steps >= 1000 and len(agent.memory) == graph.collected_steps
+        assert agent.training_steps > 0 and graph.version > 0
+        assert agent.training_env_steps == graph.collected_steps - heatup
+        graph.evaluate(EnvironmentEpisodes(2))  # in the learner's own environment
+        assert len(agent.memory) == graph.collected_steps  # evaluation stores nothing
+        assert graph.logger is not None and graph.logger.episodes == graph.collected_episodes
+    finally:
+        graph.close()
+    for rank in (1, 2):
+        assert _scalars(tmp_path, f"worker_{rank}", "Time/env_steps_per_second")
+    lags = _scalars(tmp_path, "graph", "Time/policy_lag")
+    assert lags and max(lags) <= 2 and min(lags) >= 0
+
+
+def test_on_policy_workers_collect_one_block_each_per_update(tmp_path: Path) -> None:
+    graph = _graph("CartPole_ClippedPPO", tmp_path, num_envs=2)
+    try:
+        agent = graph.agent
+        block = agent.rollout.length * 2
+        graph.train_and_act(EnvironmentSteps(3 * 2 * block))
+        assert graph.collected_steps == 3 * 2 * block
+        assert agent.training_rounds == 3 and graph.version == 3
+        assert agent.rollout.num_envs == 4  # the two workers' blocks side by side
+    finally:
+        graph.close()
+    assert set(_scalars(tmp_path, "graph", "Time/policy_lag")) == {0.0}
+
+
+def test_on_policy_runs_repeat_with_the_same_seed(tmp_path: Path) -> None:
+    weights = []
+    for run in range(2):
+        graph = _graph("CartPole_ClippedPPO", tmp_path / str(run), seed=3)
+        try:
+            graph.train_and_act(EnvironmentSteps(2 * 2 * graph.agent.rollout.length))
+            networks = graph.agent.networks.values()
+            weights.append([p.clone() for n in networks for p in n.online.parameters()])
+        finally:
+            graph.close()
+    assert all(torch.equal(a, b) for a, b in zip(*weights, strict=True))
+
+
+def test_a_killed_worker_is_restarted_and_the_run_completes(tmp_path: Path) -> None:
+    graph = _graph("CartPole_DQN", tmp_path, block_steps=50)
+    try:
+        graph.heatup(EnvironmentSteps(200))
+        before = graph.worker_pids()
+        os.kill(before[1], signal.SIGKILL)
+        graph.train_and_act(EnvironmentSteps(1000))
+        after = graph.worker_pids()
+        assert after[1] != before[1] and after[2] == before[2]
+        assert graph.pool is not None and graph.pool.restarts == 1
+        assert graph.env_steps >= 1200 and len(graph.agent.memory) == graph.collected_steps
+    finally:
+        graph.close()
+    log = (tmp_path / "log.txt").read_text()
+    assert f"worker 1 (pid {before[1]}) died" in log and f"as pid {after[1]}" in log
+
+
+def test_the_evaluation_worker_evaluates_while_training_goes_on(tmp_path: Path) -> None:
+    graph = _graph("CartPole_DQN", tmp_path, evaluation_worker=True, block_steps=50)
+    schedule = graph.schedule_params
+    schedule.heatup_steps = EnvironmentSteps(200)
+    schedule.improve_steps = EnvironmentSteps(1200)
+    schedule.steps_between_evaluation_periods = EnvironmentSteps(400)
+    schedule.evaluation_steps = EnvironmentEpisodes(3)
+    try:
+        graph.improve()
+        assert 0 in graph.worker_pids()
+        evaluations = graph.evaluations
+        assert evaluations and all(len(e.rewards) == 3 for e in evaluations)
+        # Each is stamped with the training clock at which it was asked for.
+        assert [e.env_steps for e in evaluations] == sorted(e.env_steps for e in evaluations)
+        assert graph.environment is not None and graph.environment.total_steps == 0
+    finally:
+        graph.close()
+    assert _scalars(tmp_path, "graph", "Evaluation/mean_reward")
+
+
+def test_a_checkpoint_carries_the_workers_counts(tmp_path: Path) -> None:
+    graph = _graph("CartPole_DQN", tmp_path, block_steps=50)
+    try:
+        graph.heatup(EnvironmentSteps(300))
+        graph.train_and_act(EnvironmentSteps(300))
+        path = graph.save_checkpoint()
+        steps, episodes = graph.collected_steps, graph.collected_episodes
+    finally:
+        graph.close()
+    assert path is not None
+    from coach.checkpoints import load_checkpoint
+
+    state = load_checkpoint(path)
+    resumed = load_preset("CartPole_DQN").graph_manager
+    again = DistributedGraphManager(resumed, DistributedParameters(num_workers=1))
+    again.create_graph(RunContext(seed=0, experiment_dir=tmp_path, quiet=True, resume=state))
+    try:
+        assert (again.collected_steps, again.collected_episodes) == (steps, episodes)
+        assert again.env_steps == steps
+        again.train_and_act(EnvironmentSteps(100))
+        assert again.env_steps >= steps + 100
+    finally:
+        again.close()
+
+
+@pytest.mark.parametrize(
+    ("preset", "params", "message"),
+    [
+        ("Pendulum_HAC", {}, "one agent"),
+        ("CartPole_DQN", {"num_workers": 0}, "at least one worker"),
+        ("CartPole_DQN", {"backend": "mpi"}, "unknown backend 'mpi'"),
+        ("CartPole_DQN", {"ray_address": "auto"}, "--ray-address goes with --backend ray"),
+    ],
+)
+def test_what_cannot_run_on_workers_is_refused(
+    preset: str, params: dict[str, object], message: str
+) -> None:
+    graph = load_preset(preset).graph_manager
+    with pytest.raises(CoachError, match=message):
+        DistributedGraphManager(graph, DistributedParameters(**params))  # type: ignore[arg-type]
+
+
+def test_hindsight_replay_is_refused_before_workers_start(tmp_path: Path) -> None:
+    graph = DistributedGraphManager(
+        load_preset("BitFlip_DQN_HER").graph_manager, DistributedParameters(num_workers=2)
+    )
+    with pytest.raises(CoachError, match="hindsight replay"):
+        graph.create_graph(RunContext(seed=0, experiment_dir=tmp_path, quiet=True))
+    graph.close()
+    assert graph.pool is None
+
+
+def test_workers_are_seeded_apart(tmp_path: Path) -> None:
+    graph = _graph("CartPole_DQN", tmp_path, num_envs=2)
+    try:
+        assert graph.pool is not None
+        seeds = {rank: graph.pool.make_spec(rank, 0).seed for rank in (1, 2)}
+        restart = graph.pool.make_spec(1, 1).seed
+        # Copy i of a worker is seeded seed + i: no copy shares a seed with another, the
+        # learner's own (0 and 1) included, nor with a restarted worker's.
+        copies = [s + i for s in (0, *seeds.values(), restart) for i in range(2)]
+        assert len(set(copies)) == len(copies)
+        graph.heatup(EnvironmentSteps(40))
+        first = np.unique(graph.agent.memory.states["observation"][:40], axis=0)
+        assert len(first) == 40  # no two workers' copies repeat each other
+    finally:
+        graph.close()

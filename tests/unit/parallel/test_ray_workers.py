@@ -1,0 +1,123 @@
+"""Unit tests for coach/parallel/ray_workers.py: a real local Ray runtime started by the run,
+bound to loopback and shut down by it; the same results as local processes; a killed actor
+restarted."""
+
+from __future__ import annotations
+
+import os
+import signal
+import time
+from pathlib import Path
+
+import pytest
+import torch
+
+from coach.core.step_units import EnvironmentSteps
+from coach.graph_managers.parameters import RunContext
+from coach.parallel.distributed import DistributedGraphManager, DistributedParameters
+from coach.presets import load_preset
+
+ray = pytest.importorskip("ray")
+
+
+def _graph(preset: str, tmp_path: Path, backend: str, **params: object) -> DistributedGraphManager:
+    graph = load_preset(preset).graph_manager
+    graph.env_params.num_envs = 2
+    distributed = DistributedGraphManager(
+        graph,
+        DistributedParameters(**{"num_workers": 2, "backend": backend, **params}),  # type: ignore[arg-type]
+    )
+    return distributed.create_graph(RunContext(seed=4, experiment_dir=tmp_path, quiet=True))
+
+
+def _descendants(pid: int) -> set[int]:
+    """Every process below ``pid``, from /proc."""
+    children: dict[int, list[int]] = {}
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+        except OSError:
+            continue
+        parent = int(stat.rsplit(")", 1)[1].split()[1])
+        children.setdefault(parent, []).append(int(entry.name))
+    found, todo = set(), [pid]
+    while todo:
+        for child in children.get(todo.pop(), []):
+            found.add(child)
+            todo.append(child)
+    return found
+
+
+def _listening_addresses(pids: set[int]) -> set[str]:
+    """The local addresses of the TCP sockets ``pids`` listen on (IPv4 and IPv6)."""
+    inodes = set()
+    for pid in pids:
+        try:
+            for fd in Path(f"/proc/{pid}/fd").iterdir():
+                target = os.readlink(fd)
+                if target.startswith("socket:["):
+                    inodes.add(target[8:-1])
+        except OSError:
+            continue
+    addresses = set()
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        for line in Path(table).read_text().splitlines()[1:]:
+            fields = line.split()
+            if fields[3] == "0A" and fields[9] in inodes:  # 0A: LISTEN
+                addresses.add(_address(fields[1].split(":")[0]))
+    return addresses
+
+
+def _address(hex_address: str) -> str:
+    raw = bytes.fromhex(hex_address)
+    if len(raw) == 4:
+        return ".".join(str(b) for b in raw[::-1])
+    words = [raw[i : i + 4][::-1] for i in range(0, 16, 4)]
+    flat = b"".join(words)
+    if flat[:12] == b"\x00" * 10 + b"\xff\xff":  # an IPv4-mapped address
+        return ".".join(str(b) for b in flat[12:])
+    return flat.hex()
+
+
+def test_ray_workers_run_like_local_ones_on_loopback_and_leave_nothing(tmp_path: Path) -> None:
+    weights = {}
+    for backend in ("local", "ray"):
+        others = _descendants(os.getpid())  # the local backend's fork server, and the like
+        graph = _graph("CartPole_ClippedPPO", tmp_path / backend, backend)
+        try:
+            graph.train_and_act(EnvironmentSteps(2 * 2 * 2 * graph.agent.rollout.length))
+            networks = graph.agent.networks.values()
+            weights[backend] = [p.clone() for n in networks for p in n.online.parameters()]
+            if backend == "ray":
+                assert ray.is_initialized()
+                ray_processes = _descendants(os.getpid()) - others
+                addresses = _listening_addresses(ray_processes)
+                assert addresses and addresses <= {"127.0.0.1"}, addresses
+        finally:
+            graph.close()
+    # The same seed, the same blocks, the same updates, whichever backend ran the workers.
+    assert all(torch.equal(a, b) for a, b in zip(weights["local"], weights["ray"], strict=True))
+    assert not ray.is_initialized()
+    deadline = time.monotonic() + 20
+    while _descendants(os.getpid()) & ray_processes and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert not _descendants(os.getpid()) & ray_processes
+
+
+def test_a_killed_ray_worker_is_restarted_and_the_run_completes(tmp_path: Path) -> None:
+    graph = _graph("CartPole_DQN", tmp_path, "ray", block_steps=50)
+    try:
+        graph.heatup(EnvironmentSteps(200))
+        before = graph.worker_pids()
+        os.kill(before[2], signal.SIGKILL)
+        graph.train_and_act(EnvironmentSteps(800))
+        after = graph.worker_pids()
+        assert after[2] != before[2] and after[1] == before[1]
+        assert graph.pool is not None and graph.pool.restarts == 1
+        assert graph.env_steps >= 1000 and len(graph.agent.memory) == graph.collected_steps
+    finally:
+        graph.close()
+    log = (tmp_path / "log.txt").read_text()
+    assert f"worker 2 (pid {before[2]}) died; restarted as pid {after[2]}" in log
