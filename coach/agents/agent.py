@@ -322,9 +322,11 @@ class Agent:
 
     def policy_state(self) -> dict[str, Any]:
         """What an acting copy of this agent needs from it: the online weights of every
-        network and the exploration clock (training env steps acted so far)."""
+        network, the filters' running statistics and the exploration clock (training env
+        steps acted so far)."""
         return {
             "networks": {name: net.online.state_dict() for name, net in self.networks.items()},
+            "statistics": [s.state_dict() for s in self.input_filter.running_statistics()],
             "exploration_steps": self.exploration.steps if self.exploration is not None else 0,
         }
 
@@ -333,6 +335,9 @@ class Agent:
         learner's clock)."""
         for name, net in self.networks.items():
             net.online.load_state_dict(state["networks"][name])
+        statistics = self.input_filter.running_statistics()
+        for stats, saved in zip(statistics, state["statistics"], strict=True):
+            stats.load_state_dict(saved)
         if self.exploration is not None:
             self.exploration.steps = int(state["exploration_steps"])
 

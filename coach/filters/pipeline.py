@@ -15,6 +15,7 @@ from gymnasium import spaces
 from coach.errors import CoachError
 from coach.filters.filter import ActionFilter, ObservationFilter, RewardFilter
 from coach.filters.observation.select_keys import ObservationSelectKeysFilter
+from coach.filters.running_stats import RunningMeanStd
 
 
 @dataclass(slots=True, kw_only=True)
@@ -90,6 +91,16 @@ class InputFilter:
 
     def _all(self) -> list[Any]:
         return [f for fs in self.observation_filters.values() for f in fs] + self.reward_filters
+
+    def running_statistics(self) -> list[RunningMeanStd]:
+        """The running statistics the filters learn (normalizations), in a fixed order:
+        rollout workers and the learner keep theirs in step."""
+        found = []
+        for item in self._all():
+            stats = getattr(item, "stats", None)
+            if isinstance(stats, RunningMeanStd):
+                found.append(stats)
+        return found
 
     def state_dict(self) -> dict[str, Any]:
         return {str(i): f.state_dict() for i, f in enumerate(self._all())}

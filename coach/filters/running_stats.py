@@ -53,6 +53,37 @@ class RunningMeanStd:
         self.var = np.asarray(m2 / total)
         self.count = float(total)
 
+    def merge(self, other: dict[str, Any]) -> None:
+        """Take in the statistics of other samples (a `state_dict` or a `since`), as if
+        those samples had gone through `update`."""
+        n = float(other["count"])
+        if n == 0:
+            return
+        other_mean = np.asarray(other["mean"], dtype=np.float64)
+        total = self.count + n
+        delta = other_mean - self.mean
+        m2 = self.var * self.count + np.asarray(other["var"]) * n
+        m2 = m2 + delta**2 * (self.count * n / total)
+        self.mean = np.asarray(self.mean + delta * (n / total))
+        self.var = np.asarray(m2 / total)
+        self.count = total
+
+    def since(self, earlier: dict[str, Any]) -> dict[str, Any]:
+        """The statistics of the samples taken in after ``earlier`` (a `state_dict` of
+        this object): what `merge` adds to ``earlier`` to give the current statistics.
+
+        Rollout workers send these to the learner, which merges every worker's.
+        """
+        n0 = float(earlier["count"])
+        n = self.count - n0
+        if n <= 0:
+            return {"count": 0.0, "mean": np.zeros(self.shape), "var": np.ones(self.shape)}
+        mean0 = np.asarray(earlier["mean"], dtype=np.float64)
+        mean = (self.mean * self.count - mean0 * n0) / n
+        m2 = self.var * self.count - np.asarray(earlier["var"]) * n0
+        m2 = m2 - (mean - mean0) ** 2 * (n0 * n / self.count)
+        return {"count": n, "mean": mean, "var": np.maximum(m2 / n, 0.0)}
+
     def state_dict(self) -> dict[str, Any]:
         return {"count": self.count, "mean": self.mean.copy(), "var": self.var.copy()}
 

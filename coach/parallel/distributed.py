@@ -271,6 +271,9 @@ class DistributedGraphManager(GraphManager):
     def _account(self, block: Block) -> None:
         """Count a block's steps and episodes, and log them."""
         agent = self.agent
+        statistics = agent.input_filter.running_statistics()
+        for stats, taken in zip(statistics, block.statistics, strict=True):
+            stats.merge(taken)
         self.collected_steps += block.env_steps
         self.collected_episodes += len(block.episodes)
         for reward, length, success in block.episodes:

@@ -76,6 +76,9 @@ class Block:
     """The episodes that finished: return, length and ``is_success`` (if reported)."""
     scalars: list[tuple[str, float]] = field(default_factory=list)
     """What the agent logged (exploration schedules and the like)."""
+    statistics: list[dict[str, Any]] = field(default_factory=list)
+    """What the filters' running statistics took in during the block
+    (`RunningMeanStd.since`), for the learner to merge."""
     seconds: float = 0.0
     """Wall time the worker spent collecting."""
 
@@ -211,15 +214,19 @@ class RolloutWorker:
         self.version = -1
         """The version of the policy the agent acts with (-1: its own initial weights)."""
         self._response: EnvResponse | None = None
+        self._statistics = self.agent.input_filter.running_statistics()
+        self._statistics_sent = [s.state_dict() for s in self._statistics]
+        """The running statistics as the learner knows them (what was loaded or sent)."""
 
     def pid(self) -> int:
         """The worker's process id (fault tests kill it)."""
         return os.getpid()
 
     def set_policy(self, snapshot: PolicySnapshot) -> None:
-        """Act with ``snapshot`` from now on."""
+        """Act with ``snapshot`` from now on (its running statistics too)."""
         self.agent.load_policy_state(snapshot.state)
         self.version = snapshot.version
+        self._statistics_sent = [s.state_dict() for s in self._statistics]
 
     def collect(
         self, env_steps: int, phase: RunPhase, snapshot: PolicySnapshot | None = None
@@ -245,6 +252,9 @@ class RolloutWorker:
             agent.observe(response)
         steps, widths = pack(self.outbox.drain())
         episodes, scalars = self._log.take()
+        sent = zip(self._statistics, self._statistics_sent, strict=True)
+        statistics = [s.since(before) for s, before in sent]
+        self._statistics_sent = [s.state_dict() for s in self._statistics]
         return Block(
             rank=self.rank,
             version=self.version,
@@ -254,6 +264,7 @@ class RolloutWorker:
             env_steps=environment.total_steps - before,
             episodes=episodes,
             scalars=scalars,
+            statistics=statistics,
             seconds=time.perf_counter() - started,
         )
 

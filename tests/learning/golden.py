@@ -51,8 +51,11 @@ def cases(names: list[str] | None = None) -> list[tuple[str, int]]:
     return out
 
 
-def run_case(name: str, seed: int) -> GoldenResult:
-    """Train ``name`` on ``seed`` until its evaluation mean reaches the validation reward."""
+def run_case(
+    name: str, seed: int, workers: int | None = None, backend: str = "local"
+) -> GoldenResult:
+    """Train ``name`` on ``seed`` until its evaluation mean reaches the validation reward
+    (with ``workers`` rollout workers on ``backend``, if given)."""
     preset = load_preset(name)
     validation = preset.validation
     assert validation is not None, f"{name} declares no validation"
@@ -72,6 +75,12 @@ def run_case(name: str, seed: int) -> GoldenResult:
         return bool(reached or broken) or (budget is not None and result.env_steps >= budget)
 
     graph = preset.graph_manager
+    if workers is not None:
+        from coach.parallel.distributed import DistributedGraphManager, DistributedParameters
+
+        graph = DistributedGraphManager(
+            graph, DistributedParameters(num_workers=workers, backend=backend)
+        )
     graph.stop_when = stop_when
     with tempfile.TemporaryDirectory() as directory:
         graph.create_graph(RunContext(seed=seed, experiment_dir=Path(directory), quiet=True))
@@ -100,12 +109,16 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("presets", nargs="*", help="presets to run (default: all with validation)")
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="cases at once")
+    parser.add_argument("-n", "--num-workers", type=int, help="run each case on N rollout workers")
+    parser.add_argument("--backend", choices=["local", "ray"], default="local")
     args = parser.parse_args()
     todo = cases(args.presets)
     started = time.perf_counter()
     results = []
     with ProcessPoolExecutor(args.jobs, mp_context=get_context("spawn")) as pool:
-        futures = [pool.submit(run_case, name, seed) for name, seed in todo]
+        futures = [
+            pool.submit(run_case, name, seed, args.num_workers, args.backend) for name, seed in todo
+        ]
         for future in as_completed(futures):
             r = future.result()
             results.append(r)
@@ -128,7 +141,11 @@ def main() -> int:
     failed = sum(not r.passed for r in results)
     print(f"\n{len(results) - failed} passed, {failed} failed "
           f"({time.perf_counter() - started:.0f} s with {args.jobs} jobs)")  # fmt: skip
-    print(f"reproduce: python -m tests.learning.golden --jobs {args.jobs} {' '.join(args.presets)}")
+    workers = f" -n {args.num_workers} --backend {args.backend}" if args.num_workers else ""
+    print(
+        f"reproduce: python -m tests.learning.golden --jobs {args.jobs}{workers} "
+        f"{' '.join(args.presets)}"
+    )
     return 1 if failed else 0
 
 

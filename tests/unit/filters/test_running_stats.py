@@ -96,3 +96,44 @@ def test_refuses_to_load_statistics_of_another_shape() -> None:
     other = RunningMeanStd((2,)).state_dict()
     with pytest.raises(CoachError, match=r"shaped \(3,\) cannot load statistics shaped \(2,\)"):
         RunningMeanStd((3,)).load_state_dict(other)
+
+
+@pytest.mark.parametrize("shape", [(), (3,), (2, 2)])
+def test_merging_the_statistics_of_parts_equals_taking_in_the_whole(
+    shape: tuple[int, ...],
+) -> None:
+    rng = np.random.default_rng(0)
+    parts = [rng.normal(i, 1 + i, size=(n, *shape)) for i, n in enumerate((5, 40, 1, 17))]
+    whole = RunningMeanStd(shape)
+    whole.update(np.concatenate(parts))
+    merged = RunningMeanStd(shape)
+    for part in parts:
+        stats = RunningMeanStd(shape)
+        stats.update(part)
+        merged.merge(stats.state_dict())
+    assert merged.count == whole.count
+    np.testing.assert_allclose(merged.mean, whole.mean, rtol=1e-12)
+    np.testing.assert_allclose(merged.var, whole.var, rtol=1e-12)
+
+
+@pytest.mark.parametrize("shape", [(), (4,)])
+def test_since_gives_what_was_taken_in_after_a_state(shape: tuple[int, ...]) -> None:
+    rng = np.random.default_rng(1)
+    earlier_batch, later_batch = rng.normal(3, 2, (30, *shape)), rng.normal(-1, 5, (12, *shape))
+    stats = RunningMeanStd(shape)
+    stats.update(earlier_batch)
+    earlier = stats.state_dict()
+    stats.update(later_batch)
+    delta = stats.since(earlier)
+    alone = RunningMeanStd(shape)
+    alone.update(later_batch)
+    assert delta["count"] == 12
+    np.testing.assert_allclose(delta["mean"], alone.mean, rtol=1e-10)
+    np.testing.assert_allclose(delta["var"], alone.var, rtol=1e-9)
+    # What a learner does with it: the earlier statistics and the delta give the current.
+    learner = RunningMeanStd(shape)
+    learner.load_state_dict(earlier)
+    learner.merge(delta)
+    np.testing.assert_allclose(learner.mean, stats.mean, rtol=1e-12)
+    np.testing.assert_allclose(learner.var, stats.var, rtol=1e-10)
+    assert stats.since(stats.state_dict())["count"] == 0  # nothing new

@@ -14,6 +14,8 @@ from tensorboard.backend.event_processing.event_accumulator import EventAccumula
 
 from coach.core.step_units import EnvironmentEpisodes, EnvironmentSteps
 from coach.errors import CoachError
+from coach.filters.observation.normalization import ObservationNormalizationFilter
+from coach.filters.pipeline import InputFilter
 from coach.graph_managers.parameters import RunContext
 from coach.parallel.distributed import DistributedGraphManager, DistributedParameters
 from coach.presets import load_preset
@@ -195,3 +197,25 @@ def test_workers_are_seeded_apart(tmp_path: Path) -> None:
         assert len(first) == 40  # no two workers' copies repeat each other
     finally:
         graph.close()
+
+
+def test_workers_and_learner_keep_the_normalization_statistics_in_step(tmp_path: Path) -> None:
+    graph = load_preset("CartPole_ClippedPPO").graph_manager
+    graph.env_params.num_envs = 2
+    graph.agent_params.input_filter = InputFilter(
+        observation_filters={"observation": [ObservationNormalizationFilter()]}
+    )
+    distributed = DistributedGraphManager(graph, DistributedParameters(num_workers=2))
+    distributed.create_graph(RunContext(seed=0, experiment_dir=tmp_path, quiet=True))
+    try:
+        distributed.train_and_act(EnvironmentSteps(3 * 2 * 2 * distributed.agent.rollout.length))
+        (stats,) = distributed.agent.input_filter.running_statistics()
+        # Every observation a worker's filter took in went into the learner's statistics:
+        # the next observation of each step.
+        assert stats.count == distributed.collected_steps
+        stored = distributed.agent.rollout.columns["states"]["observation"]
+        assert np.all(np.abs(stored) <= 5.0) and abs(float(stored.mean())) < 1.0
+        distributed.evaluate(EnvironmentEpisodes(2))  # the learner acts on what it learned
+        assert stats.count == distributed.collected_steps  # evaluation learns nothing
+    finally:
+        distributed.close()

@@ -1,0 +1,105 @@
+"""``coach -n N`` in real subprocesses: runs on both backends, refusals, and Ctrl-C that
+saves a checkpoint and leaves no worker (and no Ray runtime) behind."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.integration.coach_cli import COMMAND, ENV, SMALL, coach, experiment, rewards
+
+SMALL_PPO = [
+    "-cp", "schedule.improve_steps=EnvironmentSteps(2048)",
+    "-cp", "schedule.steps_between_evaluation_periods=EnvironmentSteps(1024)",
+    "-cp", "schedule.evaluation_steps=EnvironmentEpisodes(2)",
+]  # fmt: skip
+
+
+def _processes(names: tuple[str, ...]) -> set[int]:
+    """The pids of running processes whose command name is one of ``names``."""
+    found = set()
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                if (entry / "comm").read_text().strip() in names:
+                    found.add(int(entry.name))
+            except OSError:
+                continue
+    return found
+
+
+@pytest.mark.parametrize("backend", ["local", "ray"])
+def test_a_run_on_workers(backend: str, tmp_path: Path) -> None:
+    if backend == "ray":
+        pytest.importorskip("ray")
+    result = coach("-p", "CartPole_ClippedPPO", "-n", "2", "--backend", backend, *SMALL_PPO,
+                   cwd=tmp_path)  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    run = experiment(tmp_path / "experiments", "CartPole_ClippedPPO")
+    log = (run / "log.txt").read_text()
+    assert f"2 rollout workers on the {backend} backend" in log and "done:" in log
+    phases = [phase for phase, _, _ in rewards(run)]
+    assert "train" in phases and phases.count("evaluate") == 2
+    runs = {p.name for p in (run / "tensorboard").iterdir()}
+    assert {"worker_1", "worker_2", "graph"} <= runs
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["-p", "Pendulum_HAC", "-n", "2"], "presets of one agent"),
+        (["-p", "CartPole_DQN", "-n", "0"], "at least one worker"),
+        (["-p", "CartPole_DQN", "-n", "2", "--ray-address", "auto"], "goes with --backend ray"),
+        (["-p", "CartPole_DQN", "--backend", "mpi"], "Invalid value for '--backend'"),
+    ],
+)
+def test_what_workers_cannot_run_is_refused_before_anything_is_written(
+    args: list[str], message: str, tmp_path: Path
+) -> None:
+    result = coach(*args, cwd=tmp_path)
+    assert result.returncode == 2 and message in result.stderr
+    assert "Traceback" not in result.stderr
+    assert not (tmp_path / "experiments").exists()
+
+
+@pytest.mark.parametrize("backend", ["local", "ray"])
+def test_ctrl_c_saves_a_checkpoint_and_stops_every_worker(backend: str, tmp_path: Path) -> None:
+    if backend == "ray":
+        pytest.importorskip("ray")
+    ray_names = ("gcs_server", "raylet")
+    before = _processes(ray_names)
+    # A new session, as a terminal's: Ctrl-C reaches the whole foreground process group.
+    process = subprocess.Popen(
+        [*COMMAND, "-p", "CartPole_DQN", "-n", "2", "--backend", backend, *SMALL[:2],
+         "-ep", str(tmp_path)],
+        cwd=tmp_path, env=ENV, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        start_new_session=True,
+    )  # fmt: skip
+    assert process.stdout is not None
+    pids: list[int] = []
+    for line in process.stdout:
+        if "rollout workers on the" in line:
+            pids = [int(p) for p in line.split("(pids ")[1].rstrip(")\n").split(", ")]
+            break
+    time.sleep(3)  # training under way
+    os.killpg(process.pid, signal.SIGINT)
+    _, stderr = process.communicate(timeout=120)
+    assert process.returncode == 130, stderr
+    assert "Traceback" not in stderr
+    run = experiment(tmp_path)
+    log = (run / "log.txt").read_text()
+    assert "interrupted at" in log and "died" not in log
+    assert list((run / "checkpoints").glob("checkpoint_*.pt"))
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        alive = [p for p in pids if Path(f"/proc/{p}").exists()]
+        leftover = _processes(ray_names) - before
+        if not alive and not leftover:
+            break
+        time.sleep(0.3)
+    assert not alive and not leftover
