@@ -341,15 +341,19 @@ class Agent:
         if self.exploration is not None:
             self.exploration.steps = int(state["exploration_steps"])
 
-    def ingest(self, steps: list[dict[str, Any]], env_steps: int, phase: RunPhase) -> None:
+    def ingest(
+        self, steps: list[dict[str, Any]], env_steps: int, phase: RunPhase, source: int = 0
+    ) -> None:
         """Take steps acted elsewhere (by rollout workers) as if observed here: each is the
-        keyword arguments of one `Memory.store` call, ``env_steps`` the env steps they took.
+        keyword arguments of one `Memory.store` call, ``env_steps`` the env steps they took,
+        ``source`` who took them (`Memory.stream`).
 
         The training schedule and the exploration clock count them as this agent's own.
         """
         if self.memory is not None:
+            memory = self.memory.stream(source)
             for step in steps:
-                self.memory.store(**step)
+                memory.store(**step)
         self.env_steps += env_steps
         if phase is RunPhase.TRAIN:
             self.training_env_steps += env_steps

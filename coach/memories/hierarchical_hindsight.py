@@ -97,11 +97,12 @@ class HierarchicalHindsightExperienceReplay(EpisodicHindsightExperienceReplay):
         terminated: np.ndarray,
         truncated: np.ndarray,
         extras: dict[str, np.ndarray] | None = None,
+        stream: int = 0,
     ) -> None:
         """Add one step of every env with its action replaced by the subgoal reached."""
         if not self._restoring:  # saved rows hold the replaced actions already
             action = np.asarray(next_state[self.achieved_goal_key], dtype=self.actions.dtype)
-        super().store(state, action, reward, next_state, terminated, truncated, extras)
+        super().store(state, action, reward, next_state, terminated, truncated, extras, stream)
 
     def store_subgoal_penalty(
         self,

@@ -18,8 +18,10 @@ from gymnasium import spaces
 
 from coach.core.goals import GoalReward
 from coach.core.spaces import StackedFrames
+from coach.core.types import Batch
 from coach.errors import CoachError
 from coach.memories.experience_replay import ExperienceReplay
+from coach.memories.memory import Memory
 from coach.memories.open_episodes import OpenEpisodes, flatten_step
 
 GOAL_SELECTION_METHODS = ("final", "future", "episode", "random")
@@ -161,18 +163,24 @@ class EpisodicHindsightExperienceReplay(ExperienceReplay):
         self.desired_goal_key = desired_goal_key
         self.max_episode_steps = capacity // (1 + self.k)
         """The longest episode whose rows, with their hindsight copies, fit the capacity."""
-        self._open: OpenEpisodes | None = None
-        """Each env's unfinished episode; created by the first `store`, sized by its batch."""
+        self._streams: dict[int, OpenEpisodes] = {}
+        """Each source's unfinished episodes, one per env of the source; made by its first
+        `store`, sized by its batch. A run has one source, or one per rollout worker."""
         self._restoring = False
         """Set while `ExperienceReplay.load_state_dict` stores saved rows back as they are."""
 
     @property
     def open_episode_lengths(self) -> np.ndarray:
         """How many steps each env's unfinished episode holds, shape (B,) (empty before any
-        `store`)."""
-        if self._open is None:
+        `store`), for the source of stream 0."""
+        if 0 not in self._streams:
             return np.zeros(0, dtype=np.int64)
-        return self._open.lengths.copy()
+        return self._streams[0].lengths.copy()
+
+    def stream(self, key: int) -> HindsightStream:
+        """Where source ``key`` stores: its envs' episodes are kept apart from the other
+        sources' (rollout workers whose env copies are numbered alike)."""
+        return HindsightStream(self, key)
 
     def store(
         self,
@@ -183,8 +191,10 @@ class EpisodicHindsightExperienceReplay(ExperienceReplay):
         terminated: np.ndarray,
         truncated: np.ndarray,
         extras: dict[str, np.ndarray] | None = None,
+        stream: int = 0,
     ) -> None:
-        """Add one step of every env to its open episode; store the episodes that end here."""
+        """Add one step of every env to its open episode; store the episodes that end here.
+        ``stream`` names the source of the step (`stream`)."""
         if self._restoring:  # saved rows, hindsight copies included: into the ring as they are
             super().store(state, action, reward, next_state, terminated, truncated, extras)
             return
@@ -203,14 +213,15 @@ class EpisodicHindsightExperienceReplay(ExperienceReplay):
             {k: extras[k] for k in self.extras} if extras is not None else {},
         )
         num_envs = len(reward)
-        if self._open is None:
-            self._open = OpenEpisodes.empty(step, num_envs)
-        elif num_envs != self._open.num_envs:
+        episodes = self._streams.get(stream)
+        if episodes is None:
+            episodes = self._streams[stream] = OpenEpisodes.empty(step, num_envs)
+        elif num_envs != episodes.num_envs:
             raise CoachError(
-                f"this hindsight memory keeps the episodes of {self._open.num_envs} envs, "
+                f"this hindsight memory keeps the episodes of {episodes.num_envs} envs, "
                 f"got a step of {num_envs}"
             )
-        too_long = np.flatnonzero(self._open.lengths >= self.max_episode_steps)
+        too_long = np.flatnonzero(episodes.lengths >= self.max_episode_steps)
         if too_long.size:
             raise CoachError(
                 f"env {too_long[0]}'s episode has more than {self.max_episode_steps} steps: "
@@ -218,21 +229,23 @@ class EpisodicHindsightExperienceReplay(ExperienceReplay):
                 f"capacity of {self.capacity}; raise max_size or lower "
                 f"hindsight_transitions_per_regular_transition"
             )
-        self._open.append(step)
+        episodes.append(step)
         ended = np.asarray(terminated, dtype=bool) | np.asarray(truncated, dtype=bool)
         for env in np.flatnonzero(ended):
-            self._store_episode(self._open.pop(int(env)))
+            self._store_episode(episodes.pop(int(env)))
 
     def end_episodes(self) -> None:
         """The agent's episodes restart (an evaluation begins, a run resumes without its
         episodes): each open episode is stored as it is, truncated at its last step."""
-        if self._open is None:
-            return
-        for env in np.flatnonzero(self._open.lengths):
-            episode = self._open.pop(int(env))
-            episode["truncated"] = episode["truncated"].copy()
-            episode["truncated"][-1] = not episode["terminated"][-1]
-            self._store_episode(episode)
+        for episodes in self._streams.values():
+            for env in np.flatnonzero(episodes.lengths):
+                self._end_episode(episodes.pop(int(env)))
+
+    def _end_episode(self, episode: dict[str, Any]) -> None:
+        """Store an unfinished episode, truncated at its last step."""
+        episode["truncated"] = episode["truncated"].copy()
+        episode["truncated"][-1] = not episode["terminated"][-1]
+        self._store_episode(episode)
 
     def _store_episode(self, episode: dict[str, Any]) -> None:
         """Store an episode's steps (a batch of T rows as `store` takes it) and its copies."""
@@ -288,7 +301,7 @@ class EpisodicHindsightExperienceReplay(ExperienceReplay):
     def state_dict(self) -> dict[str, Any]:
         """The ring's rows as `ExperienceReplay` saves them, with the open episodes."""
         state = super().state_dict()
-        state["open_episodes"] = self._open.state_dict() if self._open is not None else None
+        state["open_episodes"] = {key: e.state_dict() for key, e in self._streams.items()}
         return state
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
@@ -300,10 +313,12 @@ class EpisodicHindsightExperienceReplay(ExperienceReplay):
             super().load_state_dict(state)
         finally:
             self._restoring = False
-        saved = state.get("open_episodes")
-        self._open = OpenEpisodes.from_state_dict(saved) if saved is not None else None
-        if self._open is not None:
-            self._check_open_episodes(self._open)
+        saved = state.get("open_episodes") or {}
+        if "lengths" in saved:  # saved before memories had streams: the one source's
+            saved = {0: saved}
+        self._streams = {int(k): OpenEpisodes.from_state_dict(v) for k, v in saved.items()}
+        for episodes in self._streams.values():
+            self._check_open_episodes(episodes)
 
     def _check_open_episodes(self, episodes: OpenEpisodes) -> None:
         keys = [*self.states, *self.frame_stores]
@@ -323,6 +338,35 @@ class EpisodicHindsightExperienceReplay(ExperienceReplay):
                 f"{self.max_episode_steps} this memory's capacity of {self.capacity} holds with "
                 f"{self.k} hindsight copies per step; restore it with a larger max_size"
             )
+
+
+class HindsightStream(Memory):
+    """One source's view of a hindsight memory: its steps join its own open episodes, and
+    its finished episodes go to the shared rows (`EpisodicHindsightExperienceReplay.stream`)."""
+
+    def __init__(self, memory: EpisodicHindsightExperienceReplay, key: int) -> None:
+        self.memory = memory
+        self.key = key
+
+    def store(
+        self,
+        state: dict[str, np.ndarray],
+        action: np.ndarray,
+        reward: np.ndarray,
+        next_state: dict[str, np.ndarray],
+        terminated: np.ndarray,
+        truncated: np.ndarray,
+        extras: dict[str, np.ndarray] | None = None,
+    ) -> None:
+        self.memory.store(
+            state, action, reward, next_state, terminated, truncated, extras, stream=self.key
+        )
+
+    def sample(self, batch_size: int) -> Batch:
+        return self.memory.sample(batch_size)
+
+    def __len__(self) -> int:
+        return len(self.memory)
 
 
 def _check_goal_spaces(observation_space: spaces.Dict, achieved: str, desired: str) -> None:

@@ -45,6 +45,12 @@ class Memory(ABC):
     def __len__(self) -> int:
         """How many transitions are stored."""
 
+    def stream(self, key: int) -> Memory:
+        """Where source ``key`` stores, when several feed the memory (rollout workers).
+        Memories that keep per-env state between steps keep each source's apart; the
+        others take every source alike, as themselves."""
+        return self
+
     def end_episodes(self) -> None:  # noqa: B027 - an optional hook
         """The agent's episodes restart before they ended (memories that hold unfinished
         episodes back store them now)."""

@@ -36,7 +36,9 @@ from coach.graph_managers.basic_rl import BasicRLGraphManager
 from coach.graph_managers.graph_manager import GraphManager, RunInterrupted
 from coach.graph_managers.parameters import EvaluationResult, RunContext
 from coach.level_manager import LevelManager
+from coach.memories.experience_replay import ExperienceReplay
 from coach.memories.hindsight import EpisodicHindsightExperienceReplay
+from coach.memories.open_episodes import nest_step
 from coach.memories.rollout import Rollout
 from coach.parallel.pool import WorkerPool
 from coach.parallel.worker import Block, PolicySnapshot, WorkerSpec, unpack
@@ -101,6 +103,8 @@ class DistributedGraphManager(GraphManager):
         self.collected_episodes = 0
         """Episodes the workers finished."""
         self.on_policy = False
+        self._rows_at_once = False
+        """The learner's memory stores a block's rows in one call (replay memories)."""
         self._in_flight: dict[int, int] = {}
         """The version published when each busy rollout worker got its block."""
         self._pending_evaluation: int | None = None
@@ -117,13 +121,11 @@ class DistributedGraphManager(GraphManager):
         graph.context, graph.logger = context, self.logger
         environment, levels = graph._build(context)
         memory = levels[0].agent.memory
-        if isinstance(memory, EpisodicHindsightExperienceReplay):
-            environment.close()
-            raise CoachError(
-                "hindsight replay keeps each env copy's episode open in the learner's memory; "
-                "it does not take steps from several workers yet: run this preset without -n"
-            )
         self.on_policy = isinstance(memory, Rollout)
+        # Hindsight replay keeps each worker's episodes open apart (`Memory.stream`).
+        self._rows_at_once = isinstance(memory, ExperienceReplay) and not isinstance(
+            memory, EpisodicHindsightExperienceReplay
+        )
         self.pool = self._start_pool(context, environment.num_envs)
         return environment, levels
 
@@ -223,11 +225,9 @@ class DistributedGraphManager(GraphManager):
 
     def _collect_block(self) -> None:
         """Keep every worker busy; take the next block, learn from it, publish."""
-        assert self.pool is not None
-        for rank in self.pool.idle():
-            self.pool.submit(rank, "collect", self.params.block_steps, self._phase)
-            self._in_flight[rank] = self.version
+        self._submit_idle()
         block = self._next_block()
+        self._submit_idle()  # its worker starts the next block while this one is learned from
         self._take(block)
         if self._phase is RunPhase.TRAIN:
             # No block may be collected with a policy more than max_policy_lag publications
@@ -237,6 +237,12 @@ class DistributedGraphManager(GraphManager):
                 self._take(self._next_block())
             if self.agent.train():
                 self._publish()
+
+    def _submit_idle(self) -> None:
+        assert self.pool is not None
+        for rank in self.pool.idle():
+            self.pool.submit(rank, "collect", self.params.block_steps, self._phase)
+            self._in_flight[rank] = self.version
 
     def _drain(self) -> None:
         """Take the blocks still being collected (the phase's budget is spent)."""
@@ -265,7 +271,12 @@ class DistributedGraphManager(GraphManager):
         return rank, result
 
     def _take(self, block: Block) -> None:
-        self.agent.ingest(unpack(block.steps, block.widths), block.env_steps, block.phase)
+        if self._rows_at_once and block.widths:
+            # A replay memory stores rows alike however they are batched: one call.
+            steps = [nest_step(block.steps)]
+        else:
+            steps = unpack(block.steps, block.widths)
+        self.agent.ingest(steps, block.env_steps, block.phase, source=block.rank)
         self._account(block)
 
     def _account(self, block: Block) -> None:

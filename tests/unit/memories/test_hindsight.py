@@ -530,9 +530,9 @@ def test_state_dict_of_open_episodes_is_a_copy() -> None:
     state = memory.state_dict()
     memory.store(**_batch([(0, 1, True)]))
     memory.store(**_batch([(5, 0, False)]))
-    np.testing.assert_array_equal(state["open_episodes"]["lengths"], [1])
+    np.testing.assert_array_equal(state["open_episodes"][0]["lengths"], [1])
     np.testing.assert_array_equal(
-        state["open_episodes"]["steps"]["state"]["observation"], [[[0, 0]]]
+        state["open_episodes"][0]["steps"]["state"]["observation"], [[[0, 0]]]
     )
 
 
@@ -567,7 +567,7 @@ def test_corrupted_or_too_long_open_episodes_are_refused() -> None:
     with pytest.raises(CoachError, match="3 steps, more than the 2"):
         _memory("final", k=4, capacity=10).load_state_dict(state)
     corrupted = copy.deepcopy(state)
-    corrupted["open_episodes"]["lengths"] = np.array([5])
+    corrupted["open_episodes"][0]["lengths"] = np.array([5])
     with pytest.raises(CoachError, match="corrupted"):
         _memory("final", k=1).load_state_dict(corrupted)
 
@@ -584,3 +584,32 @@ def test_episodes_interrupted_by_a_restart_are_stored_truncated() -> None:
     assert not regular.terminated.any()
     memory.end_episodes()  # nothing open: nothing stored
     assert len(memory) == 6
+
+
+def test_sources_keep_their_episodes_apart() -> None:
+    # Two rollout workers whose env copies are both numbered 0 take turns storing.
+    memory = _memory("final", k=1)
+    first, second = memory.stream(1), memory.stream(2)
+    first.store(**_batch([(0, 0, False)]))
+    second.store(**_batch([(7, 0, False)]))
+    first.store(**_batch([(0, 1, True)]))  # the first source's episode ends: 2 steps
+    assert len(memory) == 2 * 2
+    np.testing.assert_array_equal(memory.get(np.arange(2)).states["observation"], [[0, 0], [0, 1]])
+    state = memory.state_dict()
+    restored = _memory("final", k=1)
+    restored.load_state_dict(state)
+    restored.stream(2).store(**_batch([(7, 1, True)]))
+    np.testing.assert_array_equal(
+        restored.get(np.arange(4, 6)).states["observation"], [[7, 0], [7, 1]]
+    )
+    assert memory.stream(1) is not memory and len(first) == len(memory)
+
+
+def test_a_state_saved_before_streams_loads_as_the_one_source() -> None:
+    memory = _memory("final", k=1)
+    memory.store(**_batch([(0, 0, False)]))
+    state = memory.state_dict()
+    state["open_episodes"] = state["open_episodes"][0]  # the format of earlier checkpoints
+    restored = _memory("final", k=1)
+    restored.load_state_dict(state)
+    np.testing.assert_array_equal(restored.open_episode_lengths, [1])

@@ -172,14 +172,30 @@ def test_what_cannot_run_on_workers_is_refused(
         DistributedGraphManager(graph, DistributedParameters(**params))  # type: ignore[arg-type]
 
 
-def test_hindsight_replay_is_refused_before_workers_start(tmp_path: Path) -> None:
-    graph = DistributedGraphManager(
-        load_preset("BitFlip_DQN_HER").graph_manager, DistributedParameters(num_workers=2)
-    )
-    with pytest.raises(CoachError, match="hindsight replay"):
-        graph.create_graph(RunContext(seed=0, experiment_dir=tmp_path, quiet=True))
-    graph.close()
-    assert graph.pool is None
+def test_hindsight_replay_takes_whole_episodes_from_each_worker(tmp_path: Path) -> None:
+    graph = _graph("BitFlip_DQN_HER", tmp_path, block_steps=7)  # blocks end mid-episode
+    try:
+        graph.heatup(EnvironmentSteps(300))
+        memory = graph.agent.memory
+        k = memory.k
+        rows = memory.get(np.arange(len(memory)))
+        # Every stored episode is one worker's, its steps in order: each state is the
+        # previous next state, though the two workers' blocks arrived interleaved.
+        episodes = position = 0
+        while position < len(memory):
+            start = position
+            while not (rows.terminated[position] or rows.truncated[position]):
+                position += 1
+            length = position - start + 1
+            for t in range(start + 1, position + 1):
+                np.testing.assert_array_equal(
+                    rows.states["observation"][t], rows.next_states["observation"][t - 1]
+                )
+            position += 1 + length * k  # the episode's hindsight copies follow it
+            episodes += 1
+        assert episodes == graph.collected_episodes > 2  # every finished episode, once
+    finally:
+        graph.close()
 
 
 def test_workers_are_seeded_apart(tmp_path: Path) -> None:
