@@ -206,15 +206,7 @@ class LevelManager(Environment):
         """A response that starts the agent's sub-episode at ``observation`` with ``goal``."""
         assert self.goals is not None
         with_goal = {**observation, self.goals.desired_goal_key: goal}
-        return EnvResponse(
-            observation=with_goal,
-            reward=np.zeros(self.num_envs, dtype=np.float32),
-            terminated=np.zeros(self.num_envs, dtype=bool),
-            truncated=np.zeros(self.num_envs, dtype=bool),
-            next_observation=with_goal,
-            episode_return=np.zeros(self.num_envs),
-            episode_length=np.zeros(self.num_envs, dtype=np.int64),
-        )
+        return EnvResponse.first(with_goal, self.num_envs)
 
     def _act(self, agent: Agent) -> Any:
         """The agent's action; a subgoal test it asks for reaches the levels below."""

@@ -70,6 +70,22 @@ class EnvResponse:
     infos: list[dict[str, Any]] = field(default_factory=list)
     """The environment's info dictionary for each env (may be empty)."""
 
+    @classmethod
+    def first(
+        cls, observation: Observation, num_envs: int, infos: list[dict[str, Any]] | None = None
+    ) -> EnvResponse:
+        """The response of a reset: new episodes start at ``observation`` in every env."""
+        return cls(
+            observation=observation,
+            reward=np.zeros(num_envs, dtype=np.float32),
+            terminated=np.zeros(num_envs, dtype=bool),
+            truncated=np.zeros(num_envs, dtype=bool),
+            next_observation=observation,
+            episode_return=np.zeros(num_envs),
+            episode_length=np.zeros(num_envs, dtype=np.int64),
+            infos=infos if infos is not None else [],
+        )
+
     @property
     def done(self) -> np.ndarray:
         """Episode ended, either way, shape (B,)."""

@@ -242,16 +242,8 @@ class AsyncGymEnvironment(Environment):
         self._returns = np.zeros(self.num_envs)
         self._lengths = np.zeros(self.num_envs, dtype=np.int64)
         observation = self._observation(observations)
-        n = self.num_envs
-        return EnvResponse(
-            observation=observation,
-            reward=np.zeros(n, dtype=np.float32),
-            terminated=np.zeros(n, dtype=bool),
-            truncated=np.zeros(n, dtype=bool),
-            next_observation=observation,
-            episode_return=np.zeros(n),
-            episode_length=np.zeros(n, dtype=np.int64),
-            infos=[packed.info for packed in infos[_INFO]],
+        return EnvResponse.first(
+            observation, self.num_envs, [packed.info for packed in infos[_INFO]]
         )
 
     def step(self, action: Any) -> EnvResponse:

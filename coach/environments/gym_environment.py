@@ -156,17 +156,7 @@ class GymEnvironment(Environment):
                 env.action_space.seed(seed + i)
         self._returns = [0.0] * self.num_envs
         self._lengths = [0] * self.num_envs
-        n = self.num_envs
-        return EnvResponse(
-            observation=observation,
-            reward=np.zeros(n, dtype=np.float32),
-            terminated=np.zeros(n, dtype=bool),
-            truncated=np.zeros(n, dtype=bool),
-            next_observation=observation,
-            episode_return=np.zeros(n),
-            episode_length=np.zeros(n, dtype=np.int64),
-            infos=infos,
-        )
+        return EnvResponse.first(observation, self.num_envs, infos)
 
     def step(self, action: Any) -> EnvResponse:
         # The hot path of every run: plain lists per env, one array per field at the end.

@@ -28,28 +28,8 @@ from coach.memories.hindsight import (
 class HierarchicalHindsightExperienceReplayParameters(EpisodicHindsightExperienceReplayParameters):
     """Hindsight replay for a HAC level that sets subgoals (every level but the bottom)."""
 
-    def build(
-        self,
-        observation_space: spaces.Dict,
-        action_space: spaces.Space,
-        rng: np.random.Generator,
-        extra_spaces: dict[str, spaces.Space] | None = None,
-    ) -> HierarchicalHindsightExperienceReplay:
-        """The memory, for an agent's spaces (and its extra columns), drawing with ``rng``."""
-        return HierarchicalHindsightExperienceReplay(
-            self.max_size,
-            observation_space,
-            action_space,
-            rng,
-            extra_spaces,
-            hindsight_goal_selection_method=self.hindsight_goal_selection_method,
-            hindsight_transitions_per_regular_transition=(
-                self.hindsight_transitions_per_regular_transition
-            ),
-            goal_reward=self.goal_reward,
-            achieved_goal_key=self.achieved_goal_key,
-            desired_goal_key=self.desired_goal_key,
-        )
+    def memory_class(self) -> type[HierarchicalHindsightExperienceReplay]:
+        return HierarchicalHindsightExperienceReplay
 
 
 class HierarchicalHindsightExperienceReplay(EpisodicHindsightExperienceReplay):

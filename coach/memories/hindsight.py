@@ -45,6 +45,10 @@ class EpisodicHindsightExperienceReplayParameters:
     desired_goal_key: str = "desired_goal"
     """The observation key of the goal asked for, which relabeling replaces."""
 
+    def memory_class(self) -> type[EpisodicHindsightExperienceReplay]:
+        """The memory these parameters build."""
+        return EpisodicHindsightExperienceReplay
+
     def build(
         self,
         observation_space: spaces.Dict,
@@ -53,7 +57,7 @@ class EpisodicHindsightExperienceReplayParameters:
         extra_spaces: dict[str, spaces.Space] | None = None,
     ) -> EpisodicHindsightExperienceReplay:
         """The memory, for an agent's spaces (and its extra columns), drawing with ``rng``."""
-        return EpisodicHindsightExperienceReplay(
+        return self.memory_class()(
             self.max_size,
             observation_space,
             action_space,
