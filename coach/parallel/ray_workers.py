@@ -1,7 +1,8 @@
 """Rollout workers as Ray actors (``--backend ray``): the same `RolloutWorker` in each.
 
-Without an address the pool starts a Ray runtime on this machine, bound to the loopback
-interface, and shuts it down when the run ends (normally, on an error or on Ctrl-C). With
+Without an address the pool starts a Ray runtime of its own on this machine (even if a
+cluster runs there), bound to the loopback interface, and shuts it down when the run ends
+(normally, on an error or on Ctrl-C). With
 ``--ray-address auto|HOST:PORT`` it joins that cluster and leaves it running. A new policy
 is put into Ray's object store once; each command carries a reference to it, which a worker
 fetches only when its own policy is older. Ray is an optional dependency: ``pip install
@@ -67,7 +68,8 @@ class RayWorkerPool(WorkerPool):
                 # Room for every worker, whatever the cores: they mostly wait on each other.
                 options["num_cpus"] = max(os.cpu_count() or 1, len(self.ranks))
             try:
-                ray.init(address=address, **options)
+                # "local": a runtime of its own, even where `ray start` runs a cluster.
+                ray.init(address=address or "local", **options)
             except (ConnectionError, ValueError, RuntimeError) as error:
                 raise CoachError(f"cannot start or join Ray at {address!r}: {error}") from None
             self.owns_runtime = True

@@ -1,0 +1,63 @@
+"""``--ray-address``: a run joins a Ray cluster that is already running, and leaves it
+running (the cluster here is a real one-node cluster started with ``ray start``)."""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.integration.coach_cli import COMMAND, ENV, experiment
+
+pytest.importorskip("ray")
+RAY = str(Path(sys.executable).parent / "ray")
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def _status(address: str, env: dict[str, str]) -> int:
+    return subprocess.run(
+        [RAY, "status", f"--address={address}"], env=env, capture_output=True, timeout=60
+    ).returncode
+
+
+def test_a_run_joins_a_running_cluster_and_leaves_it_running(tmp_path: Path) -> None:
+    address = f"127.0.0.1:{_free_port()}"
+    # A cluster on loopback, without Ray's token authentication (a real cluster hands its
+    # token to the run in RAY_AUTH_TOKEN).
+    env = {**ENV, "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "0", "RAY_AUTH_MODE": "disabled"}
+    # In the foreground (--block) and a session of its own: the test stops exactly it.
+    head = subprocess.Popen(
+        [RAY, "start", "--head", f"--port={address.split(':')[1]}", "--num-cpus=3",
+         "--include-dashboard=false", "--disable-usage-stats", "--block"],
+        env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
+    )  # fmt: skip
+    try:
+        deadline = time.monotonic() + 90
+        while _status(address, env) != 0:
+            assert head.poll() is None and time.monotonic() < deadline, "the cluster did not start"
+            time.sleep(1)
+        result = subprocess.run(
+            [*COMMAND, "-p", "CartPole_ClippedPPO", "-n", "2", "--backend", "ray",
+             "--ray-address", address,
+             "-cp", "schedule.improve_steps=EnvironmentSteps(1024)",
+             "-cp", "schedule.evaluation_steps=EnvironmentEpisodes(1)"],
+            cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300,
+        )  # fmt: skip
+        assert result.returncode == 0, result.stderr
+        run = experiment(tmp_path / "experiments", "CartPole_ClippedPPO")
+        assert "2 rollout workers on the ray backend" in (run / "log.txt").read_text()
+        assert head.poll() is None and _status(address, env) == 0  # the cluster outlived it
+    finally:
+        os.killpg(head.pid, signal.SIGTERM)
+        head.wait(timeout=60)
