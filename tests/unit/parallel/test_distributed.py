@@ -1,5 +1,6 @@
-"""Unit tests for coach/parallel/distributed.py on the local backend (coach/parallel/local.py):
-real worker processes on real environments, the learner in this process."""
+"""Unit tests for coach/parallel/distributed.py, mostly on the local backend
+(coach/parallel/local.py): real worker processes on real environments, the learner in this
+process. The fault test runs on both backends."""
 
 from __future__ import annotations
 
@@ -93,8 +94,11 @@ def test_on_policy_runs_repeat_with_the_same_seed(tmp_path: Path) -> None:
     assert all(torch.equal(a, b) for a, b in zip(*weights, strict=True))
 
 
-def test_a_killed_worker_is_restarted_and_the_run_completes(tmp_path: Path) -> None:
-    graph = _graph("CartPole_DQN", tmp_path, block_steps=50)
+@pytest.mark.parametrize("backend", ["local", "ray"])
+def test_a_killed_worker_is_restarted_and_the_run_completes(backend: str, tmp_path: Path) -> None:
+    if backend == "ray":
+        pytest.importorskip("ray")
+    graph = _graph("CartPole_DQN", tmp_path, backend=backend, block_steps=50)
     try:
         graph.heatup(EnvironmentSteps(200))
         before = graph.worker_pids()

@@ -1,11 +1,10 @@
 """Unit tests for coach/parallel/ray_workers.py: a real local Ray runtime started by the run,
-bound to loopback and shut down by it; the same results as local processes; a killed actor
-restarted."""
+bound to loopback and shut down by it, with the same results as local processes. (A killed
+actor is restarted: tests/unit/parallel/test_distributed.py.)"""
 
 from __future__ import annotations
 
 import os
-import signal
 import time
 from pathlib import Path
 
@@ -104,20 +103,3 @@ def test_ray_workers_run_like_local_ones_on_loopback_and_leave_nothing(tmp_path:
     while _descendants(os.getpid()) & ray_processes and time.monotonic() < deadline:
         time.sleep(0.2)
     assert not _descendants(os.getpid()) & ray_processes
-
-
-def test_a_killed_ray_worker_is_restarted_and_the_run_completes(tmp_path: Path) -> None:
-    graph = _graph("CartPole_DQN", tmp_path, "ray", block_steps=50)
-    try:
-        graph.heatup(EnvironmentSteps(200))
-        before = graph.worker_pids()
-        os.kill(before[2], signal.SIGKILL)
-        graph.train_and_act(EnvironmentSteps(800))
-        after = graph.worker_pids()
-        assert after[2] != before[2] and after[1] == before[1]
-        assert graph.pool is not None and graph.pool.restarts == 1
-        assert graph.env_steps >= 1000 and len(graph.agent.memory) == graph.collected_steps
-    finally:
-        graph.close()
-    log = (tmp_path / "log.txt").read_text()
-    assert f"worker 2 (pid {before[2]}) died; restarted as pid {after[2]}" in log
