@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from typing import Any
+
+import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
@@ -90,3 +93,26 @@ def scripted(action: int, environment: Environment, name: str) -> ScriptedAgent:
         environment.num_envs,
         seed=0,
     )
+
+
+class FailingEnv(gym.Env):
+    """CartPole's spaces; its step raises after ``fail_at`` steps, as a crashing simulator
+    would."""
+
+    def __init__(self, fail_at: int = 10) -> None:
+        self.observation_space = spaces.Box(-1.0, 1.0, shape=(4,), dtype=np.float32)
+        self.action_space = spaces.Discrete(2)
+        self.fail_at = fail_at
+        self.steps = 0
+
+    def reset(
+        self, *, seed: int | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[np.ndarray, dict[str, Any]]:
+        super().reset(seed=seed)
+        return np.zeros(4, dtype=np.float32), {}
+
+    def step(self, action: Any) -> tuple[np.ndarray, float, bool, bool, dict[str, Any]]:
+        self.steps += 1
+        if self.steps >= self.fail_at:
+            raise RuntimeError("the simulator crashed")
+        return np.zeros(4, dtype=np.float32), 1.0, False, self.steps % 5 == 0, {}

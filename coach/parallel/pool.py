@@ -13,14 +13,16 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable
 from typing import Any
 
+from coach.errors import CoachError
 from coach.parallel.worker import PolicySnapshot, WorkerSpec
 
 SpecFactory = Callable[[int, int], WorkerSpec]
 """Builds the spec of the worker of a rank, for its n-th start (0 for the first)."""
 
 
-class WorkerFailed(Exception):
-    """A worker raised (an error in its environment or agent): the run cannot go on."""
+class WorkerFailed(CoachError):
+    """A worker raised (an error in its environment or agent): the run cannot go on. The
+    message holds the worker's own error (its traceback, for an unexpected one)."""
 
 
 class WorkerPool(ABC):

@@ -19,6 +19,7 @@ from coach.filters.observation.normalization import ObservationNormalizationFilt
 from coach.filters.pipeline import InputFilter
 from coach.graph_managers.parameters import RunContext
 from coach.parallel.distributed import DistributedGraphManager, DistributedParameters
+from coach.parallel.pool import WorkerFailed
 from coach.presets import load_preset
 
 
@@ -237,5 +238,19 @@ def test_workers_and_learner_keep_the_normalization_statistics_in_step(tmp_path:
         assert np.all(np.abs(stored) <= 5.0) and abs(float(stored.mean())) < 1.0
         distributed.evaluate(EnvironmentEpisodes(2))  # the learner acts on what it learned
         assert stats.count == distributed.collected_steps  # evaluation learns nothing
+    finally:
+        distributed.close()
+
+
+def test_an_error_in_a_worker_stops_the_run_with_the_workers_message(tmp_path: Path) -> None:
+    graph = load_preset("CartPole_DQN").graph_manager
+    graph.env_params.level = "tests.toys:FailingEnv"
+    graph.env_params.kwargs = {"fail_at": 30}
+    distributed = DistributedGraphManager(graph, DistributedParameters(num_workers=2))
+    distributed.create_graph(RunContext(seed=0, experiment_dir=tmp_path, quiet=True))
+    try:
+        with pytest.raises(WorkerFailed, match=r"worker [12] failed: (?s:.*)the simulator crashed"):
+            distributed.heatup(EnvironmentSteps(500))
+        assert distributed.pool is not None and distributed.pool.restarts == 0  # not a death
     finally:
         distributed.close()
