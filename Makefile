@@ -38,6 +38,8 @@ bench: install
 	$(BIN)/python -m benchmarks.on_policy
 	$(BIN)/python -m benchmarks.continuous
 	$(BIN)/python -m benchmarks.atari
+	$(BIN)/python -m benchmarks.parallel
+	$(BIN)/python -m benchmarks.async_env
 
 clean:
 	rm -rf $(VENV) experiments .pytest_cache .mypy_cache .ruff_cache
