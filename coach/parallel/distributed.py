@@ -10,10 +10,11 @@ graph: heatup, training with periodic evaluation, counted in the env steps the w
   side by side (T x N*B), then publishes again.
 - Off-policy agents run asynchronously, in the manner of Ape-X (Horgan et al., 2018): every
   worker keeps collecting blocks of ``block_steps`` steps into the learner's replay memory,
-  which trains on each block as it arrives (the preset's own ratio of gradient steps to env
-  steps) and publishes its policy after each training round. A block is never collected with
-  a policy more than ``max_policy_lag`` publications older than the learner's: the learner
-  waits for such blocks before it trains further.
+  with its next block queued so that it never waits for the learner. The learner trains on
+  each block as it arrives (the preset's own ratio of gradient steps to env steps) and
+  publishes its policy after each training round. A block is never collected with a policy
+  more than ``max_policy_lag`` publications older than the learner's: the learner waits for
+  such blocks before it trains further.
 
 Evaluation runs in the learner's own environment copies, or with ``evaluation_worker`` in a
 worker of its own while training goes on. Episodes in flight in the workers are not part of
@@ -23,13 +24,14 @@ a checkpoint: a resumed run starts them afresh.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from coach.core.run_phase import RunPhase
-from coach.core.step_units import StepUnit
+from coach.core.step_units import EnvironmentSteps, StepUnit
 from coach.environments.environment import Environment
 from coach.errors import CoachError
 from coach.graph_managers.basic_rl import BasicRLGraphManager
@@ -105,8 +107,10 @@ class DistributedGraphManager(GraphManager):
         self.on_policy = False
         self._rows_at_once = False
         """The learner's memory stores a block's rows in one call (replay memories)."""
-        self._in_flight: dict[int, int] = {}
-        """The version published when each busy rollout worker got its block."""
+        self._in_flight: dict[int, list[int]] = {}
+        """The version published when each busy rollout worker got each of its blocks."""
+        self._remaining: Callable[[], int] | None = None
+        """What is left of the phase's env-step budget (``None`` for other budgets)."""
         self._pending_evaluation: int | None = None
         """The training clock of the evaluation under way in the evaluation worker."""
         self._last_progress = (0.0, 0)
@@ -191,6 +195,7 @@ class DistributedGraphManager(GraphManager):
             self._publish()
         count = self._counter(budget)
         end = count() + budget.num_steps
+        self._remaining = (lambda: end - count()) if isinstance(budget, EnvironmentSteps) else None
         self._last_progress = (time.perf_counter(), self._total_env_steps())
         collect = self._collect_synchronously if self.on_policy else self._collect_block
         while count() < end and not self.stopped_early:
@@ -208,7 +213,7 @@ class DistributedGraphManager(GraphManager):
         ranks = self.pool.idle()
         for rank in ranks:
             self.pool.submit(rank, "collect", steps, self._phase)
-            self._in_flight[rank] = self.version
+            self._in_flight.setdefault(rank, []).append(self.version)
         blocks: dict[int, Block] = {}
         while len(blocks) < len(ranks):
             rank, result = self._next_result()
@@ -233,16 +238,26 @@ class DistributedGraphManager(GraphManager):
             # No block may be collected with a policy more than max_policy_lag publications
             # old: take the ones that would be before publishing again.
             oldest = self.version + 1 - self.params.max_policy_lag
-            while self._in_flight and min(self._in_flight.values()) < oldest:
+            while self._in_flight and self._oldest_in_flight() < oldest:
                 self._take(self._next_block())
             if self.agent.train():
                 self._publish()
 
     def _submit_idle(self) -> None:
+        """Give every worker a second block to run after its current one (no wait between
+        two), as long as the blocks in flight do not cover what is left of the budget."""
         assert self.pool is not None
-        for rank in self.pool.idle():
-            self.pool.submit(rank, "collect", self.params.block_steps, self._phase)
-            self._in_flight[rank] = self.version
+        block = self.params.block_steps
+        for depth in (1, 2):
+            for rank in self.pool.idle(depth=depth):
+                in_flight = sum(len(v) for v in self._in_flight.values()) * block
+                if self._remaining is not None and in_flight >= self._remaining():
+                    return
+                self.pool.submit(rank, "collect", block, self._phase)
+                self._in_flight.setdefault(rank, []).append(self.version)
+
+    def _oldest_in_flight(self) -> int:
+        return min(v for versions in self._in_flight.values() for v in versions)
 
     def _drain(self) -> None:
         """Take the blocks still being collected (the phase's budget is spent)."""
@@ -267,7 +282,11 @@ class DistributedGraphManager(GraphManager):
         if rank == 0:
             self._finish_evaluation(result)
         else:
-            self._in_flight.pop(rank, None)
+            versions = self._in_flight.get(rank)
+            if versions:
+                versions.pop(0)
+                if not versions:
+                    del self._in_flight[rank]
         return rank, result
 
     def _take(self, block: Block) -> None:

@@ -178,7 +178,7 @@ class LocalWorkerPool(WorkerPool):
         self.board.write(snapshot)
 
     def submit(self, rank: int, method: str, *args: Any) -> None:
-        self.pending[rank] = (method, args)
+        self._queue(rank, method, args)
         self.connections[rank].send((method, args, self.board.name, self.board.version))
 
     def next_result(self) -> tuple[int, Any]:
@@ -197,7 +197,7 @@ class LocalWorkerPool(WorkerPool):
                     except (EOFError, OSError):
                         self._restart(rank)
                         break
-                    del self.pending[rank]
+                    self._done(rank)
                     if tag == "error":
                         raise WorkerFailed(f"worker {rank} failed: {value}")
                     return rank, value
@@ -206,7 +206,7 @@ class LocalWorkerPool(WorkerPool):
                     break
 
     def _restart(self, rank: int) -> None:
-        """The worker of ``rank`` died: start a new one and give it its command again."""
+        """The worker of ``rank`` died: start a new one and give it its commands again."""
         process = self.processes[rank]
         process.join(timeout=5)
         old_pid = self._pids.get(rank)
@@ -218,8 +218,8 @@ class LocalWorkerPool(WorkerPool):
             f"worker {rank} (pid {old_pid}) died with exit code {process.exitcode}; restarted "
             f"as pid {self._pids[rank]} with seed {spec_seed}"
         )
-        method, args = self.pending[rank]
-        self.submit(rank, method, *args)
+        for method, args in self.pending.pop(rank):
+            self.submit(rank, method, *args)
 
     def pids(self) -> dict[int, int]:
         return dict(self._pids)

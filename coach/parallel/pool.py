@@ -3,8 +3,9 @@
 A pool holds N rollout workers (ranks 1 to N) and optionally an evaluation worker (rank 0).
 The learner publishes each new policy once (`publish`); it then asks workers for blocks
 (`submit`), which act with the latest published policy, and takes the results as they come
-(`next_result`). A worker that dies is restarted with a fresh seed and given its command
-again; `on_restart` is told, for the log.
+(`next_result`). A worker may be given a second command before it finishes the first: it
+runs them in order, without waiting between them. A worker that dies is restarted with a
+fresh seed and given its commands again; `on_restart` is told, for the log.
 """
 
 from __future__ import annotations
@@ -47,8 +48,8 @@ class WorkerPool(ABC):
         self.on_restart = on_restart
         self.starts = dict.fromkeys(self.ranks, 0)
         """How many times each rank was started (restarts included)."""
-        self.pending: dict[int, tuple[str, tuple[Any, ...]]] = {}
-        """The command each busy rank is running."""
+        self.pending: dict[int, list[tuple[str, tuple[Any, ...]]]] = {}
+        """The commands each busy rank is running or has queued, oldest first."""
 
     @property
     def restarts(self) -> int:
@@ -81,7 +82,18 @@ class WorkerPool(ABC):
     def close(self) -> None:
         """Stop every worker (and the runtime the pool started, if any)."""
 
-    def idle(self, ranks: list[int] | None = None) -> list[int]:
-        """The ranks (of ``ranks``, by default the rollout workers) with nothing to do."""
+    def idle(self, ranks: list[int] | None = None, depth: int = 1) -> list[int]:
+        """The ranks (of ``ranks``, by default the rollout workers) with fewer than ``depth``
+        commands running or queued."""
         candidates = ranks if ranks is not None else [r for r in self.ranks if r > 0]
-        return [r for r in candidates if r not in self.pending]
+        return [r for r in candidates if len(self.pending.get(r, ())) < depth]
+
+    def _queue(self, rank: int, method: str, args: tuple[Any, ...]) -> None:
+        self.pending.setdefault(rank, []).append((method, args))
+
+    def _done(self, rank: int) -> None:
+        """The oldest command of ``rank`` finished."""
+        commands = self.pending[rank]
+        commands.pop(0)
+        if not commands:
+            del self.pending[rank]

@@ -106,7 +106,7 @@ class RayWorkerPool(WorkerPool):
         self.version = snapshot.version
 
     def submit(self, rank: int, method: str, *args: Any) -> None:
-        self.pending[rank] = (method, args)
+        self._queue(rank, method, args)
         policy = [self.policy] if self.policy is not None else []
         ref = self.actors[rank].call.remote(method, args, policy, self.version)
         self.refs[ref] = rank
@@ -124,14 +124,16 @@ class RayWorkerPool(WorkerPool):
                 self._restart(rank)
                 continue
             except ray.exceptions.RayTaskError as error:
-                del self.pending[rank]
+                self._done(rank)
                 raise WorkerFailed(f"worker {rank} failed: {_cause(error)}") from None
-            del self.pending[rank]
+            # An actor runs its calls in order: the one that finished was the oldest.
+            self._done(rank)
             return rank, result
 
     def _restart(self, rank: int) -> None:
-        """The actor of ``rank`` died: start a new one and give it its command again."""
+        """The actor of ``rank`` died: start a new one and give it its commands again."""
         old_pid = self._pids.get(rank)
+        self.refs = {ref: r for ref, r in self.refs.items() if r != rank}
         self.ray.kill(self.actors[rank], no_restart=True)
         self._await_ready(rank, self._launch(rank))
         seed = self.make_spec(rank, self.starts[rank] - 1).seed
@@ -139,8 +141,8 @@ class RayWorkerPool(WorkerPool):
             f"worker {rank} (pid {old_pid}) died; restarted as pid {self._pids[rank]} with "
             f"seed {seed}"
         )
-        method, args = self.pending[rank]
-        self.submit(rank, method, *args)
+        for method, args in self.pending.pop(rank):
+            self.submit(rank, method, *args)
 
     def pids(self) -> dict[int, int]:
         return dict(self._pids)
