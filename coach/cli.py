@@ -7,8 +7,6 @@ coach -l
 
 from __future__ import annotations
 
-import datetime as dt
-import platform
 import shutil
 import signal
 import sys
@@ -18,9 +16,9 @@ from typing import Any, NoReturn
 
 import click
 import numpy as np
-import yaml
 
 from coach.errors import CoachError
+from coach.experiment import experiment_dir, write_params
 
 EXIT_USAGE = 2
 EXIT_INTERRUPTED = 130
@@ -29,57 +27,6 @@ EXIT_INTERRUPTED = 130
 def _fail(message: str) -> NoReturn:
     click.echo(f"coach: error: {message}", err=True)
     sys.exit(EXIT_USAGE)
-
-
-def _experiment_dir(root: Path, name: str) -> Path:
-    """A new, empty experiment folder: ``root/name/<timestamp>``."""
-    stamp = dt.datetime.now().strftime("%Y-%m-%d_%H-%M-%S")
-    path = root / name / stamp
-    suffix = 1
-    while path.exists():
-        suffix += 1
-        path = root / name / f"{stamp}_{suffix}"
-    try:
-        path.mkdir(parents=True)
-    except OSError as error:
-        raise CoachError(f"cannot write to the experiment path {root}: {error.strerror}") from None
-    return path
-
-
-def _versions() -> dict[str, str]:
-    import gymnasium
-    import numpy
-    import torch
-
-    import coach
-
-    return {
-        "coach": coach.__version__,
-        "python": platform.python_version(),
-        "torch": str(torch.__version__),
-        "gymnasium": gymnasium.__version__,
-        "numpy": numpy.__version__,
-    }
-
-
-def write_params(path: Path, preset: Any, seed: int, overrides: list[str]) -> None:
-    """Write ``params.yaml``: the resolved parameters, itself a YAML preset of the run."""
-    from coach.parameters import flatten
-
-    settable, fixed = flatten(preset.graph_manager.parameters())
-    document = {
-        "preset": preset.name,
-        "seed": seed,
-        "parameters": settable,
-        "fixed": fixed,
-        "versions": _versions(),
-    }
-    header = (
-        f"# Resolved parameters of a run of {preset.name} ({preset.source}).\n"
-        f"# Repeat the run with: coach -p {path}\n"
-        f"# Overrides given on the command line: {overrides or 'none'}\n"
-    )
-    path.write_text(header + yaml.safe_dump(document, sort_keys=False, width=100))
 
 
 def _list_presets() -> None:
@@ -286,27 +233,6 @@ def _prepare(opts: RunOptions) -> tuple[Any, dict[str, Any] | None]:
     return preset, checkpoint
 
 
-def _distribute(graph: Any, opts: RunOptions) -> Any:
-    """The preset's graph, or its learner when the acting goes to rollout workers."""
-    distributed = (
-        opts.num_workers is not None
-        or opts.backend != "local"
-        or opts.ray_address is not None
-        or opts.evaluation_worker
-    )
-    if not distributed:
-        return graph
-    from coach.parallel.distributed import DistributedGraphManager, DistributedParameters
-
-    params = DistributedParameters(
-        num_workers=opts.num_workers if opts.num_workers is not None else 1,
-        backend=opts.backend,
-        ray_address=opts.ray_address,
-        evaluation_worker=opts.evaluation_worker,
-    )
-    return DistributedGraphManager(graph, params)
-
-
 def _install_signal_handlers(graph: Any) -> None:
     """The first Ctrl-C (or SIGTERM) stops the run after its current step, with a checkpoint;
     a second one stops it at once."""
@@ -326,10 +252,17 @@ def _run(opts: RunOptions) -> int:
     from coach.core.step_units import EnvironmentEpisodes
     from coach.graph_managers.graph_manager import RunInterrupted
     from coach.graph_managers.parameters import RunContext
+    from coach.parallel.distributed import distribute
     from coach.parameters import flatten
 
     preset, checkpoint = _prepare(opts)
-    graph = _distribute(preset.graph_manager, opts)  # a bad -n or --backend fails here
+    graph = distribute(  # a bad -n or --backend fails here, before anything is written
+        preset.graph_manager,
+        opts.num_workers,
+        opts.backend,
+        opts.ray_address,
+        opts.evaluation_worker,
+    )
     resuming = opts.resume is not None
     if resuming:
         assert opts.resume is not None and checkpoint is not None
@@ -340,7 +273,7 @@ def _run(opts: RunOptions) -> int:
         new_folders = [
             p for p in (opts.experiment_path, opts.experiment_path / name) if not p.exists()
         ]
-        directory = _experiment_dir(opts.experiment_path, name)
+        directory = experiment_dir(opts.experiment_path, name)
         new_folders.append(directory)
         run_seed = opts.seed if opts.seed is not None else (preset.seed or 0)
     if not resuming or opts.custom_parameters:
@@ -377,13 +310,6 @@ def _run(opts: RunOptions) -> int:
         level = getattr(preset.graph_manager.parameters().get("environment"), "level", None)
         on = f" on {level}" if level else ""
         logger.info(f"{preset.name}{on}: seed {run_seed}, writing to {directory}")
-        pids: dict[int, int] = getattr(graph, "worker_pids", dict)()
-        if pids:
-            logger.info(
-                f"{opts.num_workers or 1} rollout workers on the {opts.backend} backend"
-                f"{' and an evaluation worker' if opts.evaluation_worker else ''} "
-                f"(pids {', '.join(str(pids[r]) for r in sorted(pids))})"
-            )
         settable, _ = flatten(preset.graph_manager.parameters())
         logger.hparams(
             "graph",

@@ -11,12 +11,13 @@ from __future__ import annotations
 
 import copy
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any
 
 import numpy as np
 import torch
 from gymnasium import spaces
 
+from coach.agents.log import AgentLog, NullLog
 from coach.core.run_phase import RunPhase
 from coach.core.step_units import EnvironmentSteps
 from coach.core.types import ActionInfo, Batch, EnvResponse, Observation
@@ -28,29 +29,6 @@ from coach.networks.parameters import NetworkParameters
 
 RANDOM_BLOCK = 1024
 """Steps of random actions drawn at once in heatup."""
-
-
-class AgentLog(Protocol):
-    """Where an agent reports; the experiment logger provides one per agent."""
-
-    def scalar(self, tag: str, value: float) -> None: ...
-
-    def episode(
-        self, phase: RunPhase, reward: float, length: int, success: float | None = None
-    ) -> None:
-        """A finished episode, with its ``is_success`` when the environment reports one."""
-
-
-class NullLog:
-    """An `AgentLog` that drops everything (unit tests, scripted agents)."""
-
-    def scalar(self, tag: str, value: float) -> None:
-        pass
-
-    def episode(
-        self, phase: RunPhase, reward: float, length: int, success: float | None = None
-    ) -> None:
-        pass
 
 
 @dataclass(slots=True, kw_only=True)

@@ -79,6 +79,27 @@ class DistributedParameters:
             raise CoachError(f"block_steps must be >= 1, got {self.block_steps}")
 
 
+def distribute(
+    graph: GraphManager,
+    num_workers: int | None,
+    backend: str = "local",
+    ray_address: str | None = None,
+    evaluation_worker: bool = False,
+) -> GraphManager:
+    """``graph`` as it is, or its learner when any worker option is given (``-n``,
+    ``--backend ray``, ``--ray-address``, ``-ew``)."""
+    asked = num_workers is not None or backend != "local" or ray_address or evaluation_worker
+    if not asked:
+        return graph
+    params = DistributedParameters(
+        num_workers=num_workers if num_workers is not None else 1,
+        backend=backend,
+        ray_address=ray_address,
+        evaluation_worker=evaluation_worker,
+    )
+    return DistributedGraphManager(graph, params)
+
+
 class DistributedGraphManager(GraphManager):
     """The learner of a run whose acting is spread over rollout workers.
 
@@ -131,6 +152,14 @@ class DistributedGraphManager(GraphManager):
             memory, EpisodicHindsightExperienceReplay
         )
         self.pool = self._start_pool(context, environment.num_envs)
+        if self.logger is not None:
+            pids = self.pool.pids()
+            params = self.params
+            self.logger.info(
+                f"{params.num_workers} rollout workers on the {params.backend} backend"
+                f"{' and an evaluation worker' if params.evaluation_worker else ''} "
+                f"(pids {', '.join(str(pids[r]) for r in sorted(pids))})"
+            )
         return environment, levels
 
     def _start_pool(self, context: RunContext, num_envs: int) -> WorkerPool:

@@ -1,0 +1,65 @@
+"""The experiment folder on disk: a new folder per run, and the ``params.yaml`` it starts with
+(see DESIGN.md, "An experiment on disk")."""
+
+from __future__ import annotations
+
+import datetime as dt
+import platform
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from coach.errors import CoachError
+
+
+def experiment_dir(root: Path, name: str) -> Path:
+    """A new, empty experiment folder: ``root/name/<timestamp>``."""
+    stamp = dt.datetime.now().strftime("%Y-%m-%d_%H-%M-%S")
+    path = root / name / stamp
+    suffix = 1
+    while path.exists():
+        suffix += 1
+        path = root / name / f"{stamp}_{suffix}"
+    try:
+        path.mkdir(parents=True)
+    except OSError as error:
+        raise CoachError(f"cannot write to the experiment path {root}: {error.strerror}") from None
+    return path
+
+
+def versions() -> dict[str, str]:
+    """The versions a run's numbers depend on."""
+    import gymnasium
+    import numpy
+    import torch
+
+    import coach
+
+    return {
+        "coach": coach.__version__,
+        "python": platform.python_version(),
+        "torch": str(torch.__version__),
+        "gymnasium": gymnasium.__version__,
+        "numpy": numpy.__version__,
+    }
+
+
+def write_params(path: Path, preset: Any, seed: int, overrides: list[str]) -> None:
+    """Write ``params.yaml``: the resolved parameters, itself a YAML preset of the run."""
+    from coach.parameters import flatten
+
+    settable, fixed = flatten(preset.graph_manager.parameters())
+    document = {
+        "preset": preset.name,
+        "seed": seed,
+        "parameters": settable,
+        "fixed": fixed,
+        "versions": versions(),
+    }
+    header = (
+        f"# Resolved parameters of a run of {preset.name} ({preset.source}).\n"
+        f"# Repeat the run with: coach -p {path}\n"
+        f"# Overrides given on the command line: {overrides or 'none'}\n"
+    )
+    path.write_text(header + yaml.safe_dump(document, sort_keys=False, width=100))
