@@ -65,6 +65,9 @@ class DistributedParameters:
     """Off-policy: the most publications a block's policy may be older than the learner's."""
     block_steps: int = 100
     """Off-policy: env steps per block of a worker (summed over its copies)."""
+    heatup_block_steps: int = 1000
+    """Off-policy heatup: env steps per block. Random actions need no new weights, so the
+    blocks are longer and their calls fewer; no longer than a fair share of the heatup."""
 
     def validate(self) -> None:
         if self.num_workers < 1:
@@ -75,8 +78,9 @@ class DistributedParameters:
             raise CoachError("--ray-address goes with --backend ray")
         if self.max_policy_lag < 1:
             raise CoachError(f"max_policy_lag must be >= 1, got {self.max_policy_lag}")
-        if self.block_steps < 1:
-            raise CoachError(f"block_steps must be >= 1, got {self.block_steps}")
+        for name in ("block_steps", "heatup_block_steps"):
+            if getattr(self, name) < 1:
+                raise CoachError(f"{name} must be >= 1, got {getattr(self, name)}")
 
 
 def distribute(
@@ -128,8 +132,9 @@ class DistributedGraphManager(GraphManager):
         self.on_policy = False
         self._rows_at_once = False
         """The learner's memory stores a block's rows in one call (replay memories)."""
-        self._in_flight: dict[int, list[int]] = {}
-        """The version published when each busy rollout worker got each of its blocks."""
+        self._in_flight: dict[int, list[tuple[int, int]]] = {}
+        """Each busy rollout worker's blocks: the version published when it got each, and
+        its env steps."""
         self._remaining: Callable[[], int] | None = None
         """What is left of the phase's env-step budget (``None`` for other budgets)."""
         self._pending_evaluation: int | None = None
@@ -242,7 +247,7 @@ class DistributedGraphManager(GraphManager):
         ranks = self.pool.idle()
         for rank in ranks:
             self.pool.submit(rank, "collect", steps, self._phase)
-            self._in_flight.setdefault(rank, []).append(self.version)
+            self._in_flight.setdefault(rank, []).append((self.version, steps))
         blocks: dict[int, Block] = {}
         while len(blocks) < len(ranks):
             rank, result = self._next_result()
@@ -260,9 +265,8 @@ class DistributedGraphManager(GraphManager):
     def _collect_block(self) -> None:
         """Keep every worker busy; take the next block, learn from it, publish."""
         self._submit_idle()
-        block = self._next_block()
-        self._submit_idle()  # its worker starts the next block while this one is learned from
-        self._take(block)
+        self._take(self._next_block())
+        self._submit_idle()  # counted with the block taken: no more than the budget needs
         if self._phase is RunPhase.TRAIN:
             # No block may be collected with a policy more than max_policy_lag publications
             # old: take the ones that would be before publishing again.
@@ -276,17 +280,30 @@ class DistributedGraphManager(GraphManager):
         """Give every worker a second block to run after its current one (no wait between
         two), as long as the blocks in flight do not cover what is left of the budget."""
         assert self.pool is not None
-        block = self.params.block_steps
         for depth in (1, 2):
             for rank in self.pool.idle(depth=depth):
-                in_flight = sum(len(v) for v in self._in_flight.values()) * block
-                if self._remaining is not None and in_flight >= self._remaining():
+                in_flight = sum(s for blocks in self._in_flight.values() for _, s in blocks)
+                left = None if self._remaining is None else self._remaining() - in_flight
+                if left is not None and left <= 0:
                     return
+                block = self._block_steps(left)
                 self.pool.submit(rank, "collect", block, self._phase)
-                self._in_flight.setdefault(rank, []).append(self.version)
+                self._in_flight.setdefault(rank, []).append((self.version, block))
+
+    def _block_steps(self, left: int | None) -> int:
+        """The steps of the next block: ``block_steps`` (``heatup_block_steps`` in heatup,
+        but no more than an even share of the budget not yet handed out, two blocks queued
+        per worker), and never more than the ``left`` budget."""
+        params = self.params
+        block = params.block_steps
+        if self._phase is RunPhase.HEATUP:
+            block = params.heatup_block_steps
+            if left is not None:
+                block = max(params.block_steps, min(block, -(-left // (2 * params.num_workers))))
+        return block if left is None else min(block, left)
 
     def _oldest_in_flight(self) -> int:
-        return min(v for versions in self._in_flight.values() for v in versions)
+        return min(v for blocks in self._in_flight.values() for v, _ in blocks)
 
     def _drain(self) -> None:
         """Take the blocks still being collected (the phase's budget is spent)."""
@@ -311,10 +328,10 @@ class DistributedGraphManager(GraphManager):
         if rank == 0:
             self._finish_evaluation(result)
         else:
-            versions = self._in_flight.get(rank)
-            if versions:
-                versions.pop(0)
-                if not versions:
+            blocks = self._in_flight.get(rank)
+            if blocks:
+                blocks.pop(0)
+                if not blocks:
                     del self._in_flight[rank]
         return rank, result
 

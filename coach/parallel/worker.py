@@ -67,7 +67,8 @@ class Block:
     phase: RunPhase
     """Heatup (random actions) or training (the policy, exploring)."""
     steps: dict[tuple[str, str], np.ndarray]
-    """The stored steps packed column-wise (`pack`); `unpack` gives the `store` calls."""
+    """The stored steps, one array per column (`Outbox.drain`); `unpack` gives the `store`
+    calls."""
     widths: list[int]
     """How many rows each `store` call had."""
     env_steps: int
@@ -83,29 +84,8 @@ class Block:
     """Wall time the worker spent collecting."""
 
 
-def pack(calls: list[dict[str, Any]]) -> tuple[dict[tuple[str, str], np.ndarray], list[int]]:
-    """`store` calls as one array per column (rows concatenated) and each call's width: a
-    block travels as a few large arrays rather than many small ones."""
-    if not calls:
-        return {}, []
-    flat = [
-        flatten_step(
-            c["state"],
-            c["action"],
-            c["reward"],
-            c["next_state"],
-            c["terminated"],
-            c["truncated"],
-            c.get("extras") or {},
-        )
-        for c in calls
-    ]
-    columns = {key: np.concatenate([f[key] for f in flat]) for key in flat[0]}
-    return columns, [len(c["reward"]) for c in calls]
-
-
 def unpack(columns: dict[tuple[str, str], np.ndarray], widths: list[int]) -> list[dict[str, Any]]:
-    """Undo `pack`: the keyword arguments of each `store` call, in order."""
+    """The keyword arguments of each `store` call of a block, in order."""
     if not widths:
         return []
     bounds = np.cumsum(widths)[:-1]
@@ -120,11 +100,18 @@ def unpack(columns: dict[tuple[str, str], np.ndarray], widths: list[int]) -> lis
 
 
 class Outbox(Memory):
-    """A rollout worker's memory: it keeps the `store` calls for the learner, and learns
-    nothing itself."""
+    """A rollout worker's memory: it keeps the `store` calls for the learner, column-wise,
+    and learns nothing itself.
+
+    Each column is one array that grows by doubling; a `store` call writes its rows into it
+    (a copy: the agent may reuse its arrays), and `drain` hands out the rows so far.
+    """
 
     def __init__(self) -> None:
-        self.calls: list[dict[str, Any]] = []
+        self.columns: dict[tuple[str, str], np.ndarray] = {}
+        self.widths: list[int] = []
+        """How many rows each `store` call had."""
+        self.rows = 0
 
     def store(
         self,
@@ -136,29 +123,45 @@ class Outbox(Memory):
         truncated: np.ndarray,
         extras: dict[str, np.ndarray] | None = None,
     ) -> None:
-        # Copies: the agent may reuse its arrays for the next step.
-        self.calls.append(
-            {
-                "state": {k: np.array(v) for k, v in state.items()},
-                "action": np.array(action),
-                "reward": np.array(reward),
-                "next_state": {k: np.array(v) for k, v in next_state.items()},
-                "terminated": np.array(terminated, dtype=bool),
-                "truncated": np.array(truncated, dtype=bool),
-                "extras": {k: np.array(v) for k, v in extras.items()} if extras else None,
-            }
-        )
+        step = flatten_step(state, action, reward, next_state, terminated, truncated, extras or {})
+        width = len(step[("reward", "")])
+        start, end = self.rows, self.rows + width
+        columns = self.columns
+        if not columns or end > len(columns[("reward", "")]) or step.keys() != columns.keys():
+            self._grow(step, end)
+            columns = self.columns
+        for key, value in step.items():
+            columns[key][start:end] = value
+        self.rows = end
+        self.widths.append(width)
+
+    def _grow(self, step: dict[tuple[str, str], np.ndarray], rows: int) -> None:
+        """Columns for ``step``'s keys with room for twice ``rows``, holding the rows so far."""
+        if self.rows and step.keys() != self.columns.keys():
+            raise CoachError(
+                f"a rollout worker's agent stored {sorted(step)} after {sorted(self.columns)}: "
+                f"the columns of a block must not change"
+            )
+        grown = {}
+        for key, value in step.items():
+            column = np.empty((max(2 * rows, 64), *value.shape[1:]), dtype=value.dtype)
+            if self.rows:
+                column[: self.rows] = self.columns[key][: self.rows]
+            grown[key] = column
+        self.columns = grown
 
     def sample(self, batch_size: int) -> Batch:
         raise CoachError("a rollout worker does not learn: its steps go to the learner")
 
     def __len__(self) -> int:
-        return sum(len(call["reward"]) for call in self.calls)
+        return self.rows
 
-    def drain(self) -> list[dict[str, Any]]:
-        """The calls stored since the last drain."""
-        calls, self.calls = self.calls, []
-        return calls
+    def drain(self) -> tuple[dict[tuple[str, str], np.ndarray], list[int]]:
+        """The rows stored since the last drain, as one array per column, and the width of
+        each `store` call (`unpack` gives the calls back)."""
+        columns = {key: value[: self.rows].copy() for key, value in self.columns.items()}
+        widths, self.widths, self.rows = self.widths, [], 0
+        return (columns if widths else {}), widths
 
 
 class _RecordingLog:
@@ -250,7 +253,7 @@ class RolloutWorker:
         while environment.total_steps - before < env_steps:
             response = environment.step(agent.act().action)
             agent.observe(response)
-        steps, widths = pack(self.outbox.drain())
+        steps, widths = self.outbox.drain()
         episodes, scalars = self._log.take()
         sent = zip(self._statistics, self._statistics_sent, strict=True)
         statistics = [s.since(before) for s, before in sent]

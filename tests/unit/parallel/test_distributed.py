@@ -68,6 +68,28 @@ def test_off_policy_workers_fill_the_learners_replay(tmp_path: Path) -> None:
     assert lags and max(lags) <= 2 and min(lags) >= 0
 
 
+def test_heatup_blocks_are_long_and_share_the_budget_evenly(tmp_path: Path) -> None:
+    graph = _graph("CartPole_DQN", tmp_path, block_steps=50, heatup_block_steps=300)
+    sizes: dict[str, list[int]] = {"HEATUP": [], "TRAIN": []}
+    account = graph._account
+
+    def record(block):  # type: ignore[no-untyped-def]
+        sizes[block.phase.name].append(block.env_steps)
+        account(block)
+
+    graph._account = record  # type: ignore[method-assign]
+    try:
+        graph.heatup(EnvironmentSteps(4000))
+        graph.train_and_act(EnvironmentSteps(200))
+    finally:
+        graph.close()
+    heatup = sizes["HEATUP"]
+    assert sum(heatup) == 4000  # never more than the budget needs
+    assert max(heatup) == 300
+    assert len(heatup) > 4000 // 300  # the end of the budget shared out in smaller blocks
+    assert set(sizes["TRAIN"]) == {50}
+
+
 def test_on_policy_workers_collect_one_block_each_per_update(tmp_path: Path) -> None:
     graph = _graph("CartPole_ClippedPPO", tmp_path, num_envs=2)
     try:

@@ -3,6 +3,7 @@ environments: what its blocks hold, policy snapshots, and the evaluation it runs
 
 from __future__ import annotations
 
+import copy
 import itertools
 
 import numpy as np
@@ -12,7 +13,7 @@ import torch
 from coach.core.run_phase import RunPhase
 from coach.core.step_units import EnvironmentEpisodes
 from coach.errors import CoachError
-from coach.parallel.worker import Outbox, PolicySnapshot, RolloutWorker, WorkerSpec, pack, unpack
+from coach.parallel.worker import Outbox, PolicySnapshot, RolloutWorker, WorkerSpec, unpack
 from coach.presets import load_preset
 
 
@@ -53,28 +54,37 @@ def test_on_policy_blocks_carry_the_rollout_columns_of_every_copy() -> None:
     worker.close()
 
 
-def test_pack_and_unpack_round_trip() -> None:
+def test_the_outbox_gives_back_each_store_call_as_it_was() -> None:
     outbox = Outbox()
     rng = np.random.default_rng(0)
-    for width in (1, 3, 2):
-        outbox.store(
-            {"observation": rng.random((width, 4)).astype(np.float32)},
-            rng.integers(0, 2, width),
-            rng.random(width).astype(np.float32),
-            {"observation": rng.random((width, 4)).astype(np.float32)},
-            rng.random(width) < 0.5,
-            np.zeros(width, dtype=bool),
-            {"log_prob": rng.random(width).astype(np.float32)},
-        )
-    calls = list(outbox.calls)
-    columns, widths = pack(outbox.drain())
-    assert widths == [1, 3, 2] and columns[("reward", "")].shape == (6,)
+    calls = []
+    for width in (1, 3, 2) * 30:  # past the first columns' room: they grow
+        call = {
+            "state": {"observation": rng.random((width, 4)).astype(np.float32)},
+            "action": rng.integers(0, 2, width),
+            "reward": rng.random(width).astype(np.float32),
+            "next_state": {"observation": rng.random((width, 4)).astype(np.float32)},
+            "terminated": rng.random(width) < 0.5,
+            "truncated": np.zeros(width, dtype=bool),
+            "extras": {"log_prob": rng.random(width).astype(np.float32)},
+        }
+        outbox.store(**call)
+        calls.append(copy.deepcopy(call))
+        call["state"]["observation"][:] = -1  # the agent reuses its arrays: stored copies
+    assert len(outbox) == 180
+    columns, widths = outbox.drain()
+    assert widths == [1, 3, 2] * 30 and columns[("reward", "")].shape == (180,)
+    assert len(outbox) == 0 and outbox.drain() == ({}, [])
     for original, restored in zip(calls, unpack(columns, widths), strict=True):
         for name in ("action", "reward", "terminated", "truncated"):
             np.testing.assert_array_equal(original[name], restored[name])
+            assert restored[name].dtype == original[name].dtype
         for name in ("state", "next_state", "extras"):
             for key in original[name]:
                 np.testing.assert_array_equal(original[name][key], restored[name][key])
+    outbox.store(**calls[0])
+    with pytest.raises(CoachError, match="must not change"):
+        outbox.store(**{**calls[0], "extras": None})
     with pytest.raises(CoachError, match="does not learn"):
         outbox.sample(1)
 
