@@ -72,6 +72,7 @@ class RunOptions:
     backend: str
     ray_address: str | None
     evaluation_worker: bool
+    record_dataset: str | None
 
 
 @click.command(context_settings={"help_option_names": ["-h", "--help"]})
@@ -162,6 +163,13 @@ class RunOptions:
     "--evaluation-worker",
     is_flag=True,
     help="Evaluate in a worker of its own, in parallel with training.",
+)
+@click.option(
+    "--record-dataset",
+    default=None,
+    metavar="NAME",
+    help="Record the run's episodes (with --evaluate, the evaluation's) into the local Minari "
+    "dataset NAME, e.g. cartpole/dqn-half-v0.",
 )
 def main(list_: bool, **options: Any) -> None:
     """Run a reinforcement learning experiment from a preset."""
@@ -263,6 +271,15 @@ def _run(opts: RunOptions) -> int:
         opts.ray_address,
         opts.evaluation_worker,
     )
+    if opts.record_dataset is not None:
+        from coach.datasets import check_new_dataset
+
+        if graph is not preset.graph_manager:
+            raise CoachError(
+                "--record-dataset records the environment of this process; it does not go "
+                "with rollout workers (-n, --backend, -ew)"
+            )
+        check_new_dataset(opts.record_dataset)  # before the run, not after it
     resuming = opts.resume is not None
     if resuming:
         assert opts.resume is not None and checkpoint is not None
@@ -325,6 +342,7 @@ def _run(opts: RunOptions) -> int:
         from coach.logging.video import EvaluationVideo
 
         graph.video = EvaluationVideo(directory / "videos", mp4=opts.dump_mp4, gif=opts.dump_gifs)
+    recorder = _recorder(graph, opts) if opts.record_dataset is not None else None
     _install_signal_handlers(graph)
     try:
         if opts.evaluate is not None:
@@ -343,6 +361,8 @@ def _run(opts: RunOptions) -> int:
             f"interrupted at {graph.env_steps} env steps; checkpoint {path}; "
             f"continue with: coach --resume {directory}"
         )
+        if recorder is not None:  # the whole episodes so far are kept
+            _write_dataset(recorder, opts, preset.name, logger)
         graph.close()
         return 128 + stop.signum
     except KeyboardInterrupt:
@@ -352,6 +372,8 @@ def _run(opts: RunOptions) -> int:
     except BaseException:
         graph.close()  # whatever went wrong, what was logged so far reaches the disk
         raise
+    if recorder is not None:
+        _write_dataset(recorder, opts, preset.name, logger)
     best = max(graph.evaluations, key=lambda e: e.mean_reward, default=None)
     if best is not None and opts.evaluate is None:
         successes = [e for e in graph.evaluations if e.successes]
@@ -365,6 +387,37 @@ def _run(opts: RunOptions) -> int:
         )
     graph.close()
     return 0
+
+
+def _recorder(graph: Any, opts: RunOptions) -> Any:
+    """Record the episodes of the run's environment: training's, or the evaluation's."""
+    from coach.core.run_phase import RunPhase
+    from coach.environments.gym_environment import GymEnvironment
+    from coach.environments.recording import EpisodeRecorder
+
+    if not isinstance(graph.environment, GymEnvironment):
+        raise CoachError(
+            f"--record-dataset records a gymnasium environment stepped in this process "
+            f"(vectorization 'sync'), not a {type(graph.environment).__name__}"
+        )
+    phases = [RunPhase.EVALUATE] if opts.evaluate is not None else [RunPhase.HEATUP, RunPhase.TRAIN]
+    return EpisodeRecorder(graph.environment, graph.levels[0].agent, phases)
+
+
+def _write_dataset(recorder: Any, opts: RunOptions, preset: str, logger: Any) -> None:
+    assert opts.record_dataset is not None
+    if not recorder.episodes:
+        logger.info(f"no whole episode to record: dataset {opts.record_dataset} not written")
+        return
+    command = " ".join(["coach", *sys.argv[1:]])
+    what = "the evaluation episodes" if opts.evaluate is not None else "the episodes collected"
+    path = recorder.write(
+        opts.record_dataset, f"{what} by `{command}` (preset {preset}), with Coach"
+    )
+    logger.info(
+        f"dataset {opts.record_dataset}: {len(recorder.episodes)} episodes, "
+        f"{recorder.steps} steps written to {path}"
+    )
 
 
 if __name__ == "__main__":

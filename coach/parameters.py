@@ -21,7 +21,13 @@ import typing
 from collections.abc import Callable
 from typing import Any
 
-from coach.core.step_units import EnvironmentEpisodes, EnvironmentSteps, StepUnit, TrainingSteps
+from coach.core.step_units import (
+    EnvironmentEpisodes,
+    EnvironmentSteps,
+    Epochs,
+    StepUnit,
+    TrainingSteps,
+)
 from coach.errors import CoachError
 from coach.schedules import (
     ConstantSchedule,
@@ -37,6 +43,7 @@ CONSTRUCTORS: dict[str, Callable[..., Any]] = {
         EnvironmentSteps,
         EnvironmentEpisodes,
         TrainingSteps,
+        Epochs,
         ConstantSchedule,
         LinearSchedule,
         ExponentialSchedule,

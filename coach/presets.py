@@ -52,6 +52,8 @@ class PresetValidation:
     """Training env steps within which it is reached."""
     max_episodes: int | None = None
     """Training episodes within which it is reached."""
+    max_epochs: int | None = None
+    """Epochs over the dataset within which it is reached (batch RL)."""
     seeds: tuple[int, ...] = (0,)
     """Seeds on which the golden runs check it."""
 

@@ -22,7 +22,7 @@ from coach.core.run_phase import RunPhase
 from coach.core.step_units import EnvironmentSteps
 from coach.core.types import ActionInfo, Batch, EnvResponse, Observation
 from coach.errors import CoachError
-from coach.exploration.exploration_policy import random_actions
+from coach.exploration.exploration_policy import random_actions, uniform_behaviour
 from coach.filters.pipeline import InputFilter, OutputFilter
 from coach.networks.network_wrapper import NetworkWrapper
 from coach.networks.parameters import NetworkParameters
@@ -131,6 +131,11 @@ class Agent:
         """The goal (or option) given by the level above, if any."""
         self.explore = True
         """False while the level above tests a subgoal: act without exploration (HAC)."""
+        self.log_behaviour = False
+        """Give each action's probability with it (`ActionInfo.extras`): a dataset is being
+        recorded (`coach.environments.recording`)."""
+        self.last_info: ActionInfo | None = None
+        """What the agent decided last."""
         self.env_steps = 0
         """Env steps acted and stored in heatup and training."""
         self.training_env_steps = 0
@@ -189,9 +194,12 @@ class Agent:
         """Decide actions for the current state; ``action`` is returned in env terms."""
         if self.phase is RunPhase.HEATUP:
             info = ActionInfo(self._random_actions())
+            if self.log_behaviour:
+                info.extras |= uniform_behaviour(self.action_space, len(info.action))
         else:
             info = self.choose_action(self.state)
         self.last_action = info.action
+        self.last_info = info
         if self.output_filter.action_filters:
             info.action = self.output_filter.filter(info.action)
         return info

@@ -21,7 +21,8 @@ import torch.nn.functional as F
 from gymnasium import spaces
 
 from coach.agents.agent import Agent, AgentParameters, AlgorithmParameters
-from coach.core.step_units import EnvironmentSteps
+from coach.core.run_phase import RunPhase
+from coach.core.step_units import EnvironmentSteps, TrainingSteps
 from coach.core.types import ActionInfo, Batch, EnvResponse, Observation
 from coach.errors import CoachError
 from coach.exploration.e_greedy import EGreedy, EGreedyParameters
@@ -31,15 +32,19 @@ from coach.networks.parameters import NetworkParameters
 
 LOSSES = ("huber", "mse")
 
+EVALUATION_CHUNK = 8192
+"""States per forward pass in `DQNAgent.evaluation_policy`."""
+
 
 @dataclass(slots=True, kw_only=True)
 class DQNAlgorithmParameters(AlgorithmParameters):
     """DQN's algorithm parameters."""
 
-    num_steps_between_copying_online_weights_to_target: EnvironmentSteps = field(
+    num_steps_between_copying_online_weights_to_target: EnvironmentSteps | TrainingSteps = field(
         default_factory=lambda: EnvironmentSteps(500)
     )
-    """Training env steps between two copies of the online weights into the target network."""
+    """Training env steps (or gradient steps, as batch RL counts) between two copies of the
+    online weights into the target network."""
     loss: str = "huber"
     """The TD loss: ``huber`` or ``mse``."""
     huber_delta: float = 1.0
@@ -106,13 +111,45 @@ class DQNAgent(Agent):
         """Q-values (B, A) from the network's outputs (the expectation, for distributions)."""
         return outputs["q"]
 
+    def acting_values(
+        self, q_values: torch.Tensor, states: dict[str, torch.Tensor]
+    ) -> torch.Tensor:
+        """The values the policy picks its action from (B, A): the Q-values, or fewer of
+        them (batch-constrained agents rule actions out with -inf)."""
+        return q_values
+
     def choose_action(self, state: Observation) -> ActionInfo:
         if self.noisy:
             self.q_network.online.reset_noise(self.torch_generator)
         with torch.no_grad():
-            q_values = self.action_values(self.q_network(self.tensors(state))).cpu().numpy()
-        action = self.policy.get_action(q_values, self.phase)
-        return ActionInfo(action=action, action_values=q_values)
+            inputs = self.tensors(state)
+            values = self.action_values(self.q_network(inputs))
+            q_values = self.acting_values(values, inputs).cpu().numpy()
+        info = ActionInfo(action=np.empty(0), action_values=q_values)
+        if self.log_behaviour:  # before get_action moves the exploration's clock on
+            info.extras["action_probabilities"] = self.policy.action_probabilities(
+                q_values, self.phase
+            )
+        info.action = self.policy.get_action(q_values, self.phase)
+        return info
+
+    def evaluation_policy(self, states: Observation) -> tuple[np.ndarray, np.ndarray]:
+        """For off-policy evaluation: Q(s, .) and the probability of every action under the
+        policy this agent is evaluated with, for a whole dataset's states, (N, A) each."""
+        count = len(next(iter(states.values())))
+        q_parts, probability_parts = [], []
+        with torch.no_grad():
+            for start in range(0, count, EVALUATION_CHUNK):
+                inputs = self.tensors(
+                    {k: v[start : start + EVALUATION_CHUNK] for k, v in states.items()}
+                )
+                q = self.action_values(self.q_network(inputs))
+                acting = self.acting_values(q, inputs).cpu().numpy()
+                q_parts.append(q.cpu().numpy())
+                probability_parts.append(
+                    self.policy.action_probabilities(acting, RunPhase.EVALUATE)
+                )
+        return np.concatenate(q_parts).astype(np.float64), np.concatenate(probability_parts)
 
     # -- storing ----------------------------------------------------------------------------
 
@@ -179,7 +216,10 @@ class DQNAgent(Agent):
 
     def after_training_round(self) -> None:
         period = self.params.algorithm.num_steps_between_copying_online_weights_to_target
-        due = self.training_env_steps // max(period.num_steps, 1)
+        clock = (
+            self.training_steps if isinstance(period, TrainingSteps) else self.training_env_steps
+        )
+        due = clock // max(period.num_steps, 1)
         if due > self.target_syncs:
             self.q_network.update_target()
             self.target_syncs = int(due)

@@ -77,3 +77,9 @@ class TrainingSteps(StepUnit):
     """Gradient steps of the agents."""
 
     __slots__ = ()
+
+
+class Epochs(StepUnit):
+    """Passes over a batch-RL dataset (`coach.graph_managers.batch_rl`)."""
+
+    __slots__ = ()

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import importlib
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import gymnasium as gym
 import numpy as np
@@ -26,6 +26,9 @@ from coach.environments.env_state import get_env_state, set_env_state
 from coach.environments.environment import Environment
 from coach.environments.levels import resolve_level
 from coach.errors import CoachError
+
+if TYPE_CHECKING:
+    from coach.environments.recording import EpisodeRecorder
 
 
 @dataclass(slots=True, kw_only=True)
@@ -133,6 +136,13 @@ class GymEnvironment(Environment):
         self._lengths = [0] * self.num_envs
         self.total_steps = 0
         self.total_episodes = 0
+        self.recorder: EpisodeRecorder | None = None
+        """Records the episodes into a dataset, when set (``--record-dataset``)."""
+
+    @property
+    def dict_observations(self) -> bool:
+        """The gymnasium environment's own observations are dictionaries."""
+        return self._dict_observations
 
     def _empty_observation(self) -> dict[str, np.ndarray]:
         return {key: np.empty(shape, dtype) for key, shape, dtype in self._buffer_specs}
@@ -156,7 +166,10 @@ class GymEnvironment(Environment):
                 env.action_space.seed(seed + i)
         self._returns = [0.0] * self.num_envs
         self._lengths = [0] * self.num_envs
-        return EnvResponse.first(observation, self.num_envs, infos)
+        response = EnvResponse.first(observation, self.num_envs, infos)
+        if self.recorder is not None:
+            self.recorder.reset(response)
+        return response
 
     def step(self, action: Any) -> EnvResponse:
         # The hot path of every run: plain lists per env, one array per field at the end.
@@ -199,6 +212,8 @@ class GymEnvironment(Environment):
                 lengths[i] = 0
             response.next_observation = next_observation
             self.total_episodes += len(final)
+        if self.recorder is not None:
+            self.recorder.step(action, response)
         return response
 
     def state_dict(self) -> dict[str, Any] | None:

@@ -14,7 +14,7 @@ from gymnasium import spaces
 
 from coach.core.run_phase import RunPhase
 from coach.errors import CoachError
-from coach.exploration.exploration_policy import ExplorationPolicy
+from coach.exploration.exploration_policy import ExplorationPolicy, greedy_probabilities
 from coach.schedules import LinearSchedule, Schedule
 
 
@@ -71,6 +71,11 @@ class Boltzmann(ExplorationPolicy):
         # The first action whose cumulative probability passes the draw (inverse CDF).
         actions = (draws > cumulative).sum(axis=1)
         return np.minimum(actions, action_values.shape[1] - 1) + self.start
+
+    def action_probabilities(self, action_values: np.ndarray, phase: RunPhase) -> np.ndarray:
+        if phase is RunPhase.EVALUATE:
+            return greedy_probabilities(action_values)
+        return self.probabilities(action_values)
 
     def values(self) -> dict[str, float]:
         return {"temperature": self.temperature}

@@ -9,7 +9,11 @@ from gymnasium import spaces
 
 from coach.core.run_phase import RunPhase
 from coach.errors import CoachError
-from coach.exploration.exploration_policy import ExplorationPolicy, uniform_integers
+from coach.exploration.exploration_policy import (
+    ExplorationPolicy,
+    greedy_probabilities,
+    uniform_integers,
+)
 from coach.schedules import LinearSchedule, Schedule
 
 
@@ -68,6 +72,11 @@ class EGreedy(ExplorationPolicy):
             random = uniform_integers(self.rng, self.num_actions, count)
             greedy = np.where(explore, random, greedy)
         return greedy + self.start if self.start else greedy
+
+    def action_probabilities(self, action_values: np.ndarray, phase: RunPhase) -> np.ndarray:
+        epsilon = self.evaluation_epsilon if phase is RunPhase.EVALUATE else self.epsilon
+        greedy = greedy_probabilities(action_values)
+        return (1.0 - epsilon) * greedy + epsilon / self.num_actions
 
     def values(self) -> dict[str, float]:
         return {"epsilon": self.epsilon}

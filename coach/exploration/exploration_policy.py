@@ -21,6 +21,24 @@ def uniform_integers(rng: np.random.Generator, n: int, count: int) -> np.ndarray
     return (rng.random(count) * n).astype(np.int64)
 
 
+def greedy_probabilities(action_values: np.ndarray) -> np.ndarray:
+    """Probability 1 on each row's argmax (the first of ties), shape (B, A)."""
+    probabilities = np.zeros(action_values.shape, dtype=np.float64)
+    probabilities[np.arange(len(action_values)), action_values.argmax(axis=1)] = 1.0
+    return probabilities
+
+
+def uniform_behaviour(space: spaces.Space, count: int) -> dict[str, np.ndarray]:
+    """What a dataset logs of uniform random actions (heatup): the probability of every
+    action (Discrete), or the log density of the action drawn (a bounded Box)."""
+    if isinstance(space, spaces.Discrete):
+        return {"action_probabilities": np.full((count, int(space.n)), 1.0 / int(space.n))}
+    if isinstance(space, spaces.Box):
+        log_volume = float(np.sum(np.log(space.high.astype(np.float64) - space.low)))
+        return {"action_log_prob": np.full(count, -log_volume)}
+    return {}
+
+
 def random_actions(space: spaces.Space, count: int, rng: np.random.Generator) -> np.ndarray:
     """``count`` uniform random actions from ``space``, drawn with ``rng``."""
     if isinstance(space, spaces.Discrete):
@@ -52,6 +70,14 @@ class ExplorationPolicy(ABC):
     @abstractmethod
     def get_action(self, action_values: np.ndarray, phase: RunPhase) -> np.ndarray:
         """The actions for a batch, given what the policy computed (e.g. Q-values (B, A))."""
+
+    def action_probabilities(self, action_values: np.ndarray, phase: RunPhase) -> np.ndarray:
+        """The probability (B, A) of every action under this policy in ``phase``, as
+        `get_action` would draw them next: what a dataset logs of its behaviour policy."""
+        raise CoachError(
+            f"{type(self).__name__} does not give the probabilities of its actions; record "
+            f"datasets with e-greedy or Boltzmann exploration"
+        )
 
     def values(self) -> dict[str, float]:
         """Current values of the policy's schedules, for logging."""

@@ -7,7 +7,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from coach.core.run_phase import RunPhase
+from coach.core.step_units import EnvironmentSteps
 from coach.environments.atari import AtariEnvironmentParameters
+from coach.environments.recording import EpisodeRecorder
+from coach.graph_managers.batch_rl import BatchRLGraphManager
 from coach.graph_managers.parameters import RunContext
 from coach.parameters import set_parameter
 from coach.presets import describe, list_presets, load_preset
@@ -26,9 +30,10 @@ def _is_atari(name: str) -> bool:
 
 
 ATARI = [name for name in list_presets() if _is_atari(name)]
+BATCH = [n for n in list_presets() if isinstance(load_preset(n).graph_manager, BatchRLGraphManager)]
 
 
-@pytest.mark.parametrize("name", [name for name in list_presets() if name not in ATARI])
+@pytest.mark.parametrize("name", [n for n in list_presets() if n not in ATARI + BATCH])
 def test_preset_runs_briefly(name: str, tmp_path: Path) -> None:
     preset = load_preset(name)
     environment, agent = describe(preset)
@@ -52,11 +57,40 @@ def test_preset_runs_briefly(name: str, tmp_path: Path) -> None:
     assert (tmp_path / "progress.csv").read_text().count("\n") > 1
 
 
+@pytest.mark.parametrize("name", BATCH)
+def test_batch_preset_runs_an_epoch(
+    name: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A batch preset learns one epoch from a small dataset recorded under its dataset's
+    name (random actions in its environment), then evaluates for an episode."""
+    monkeypatch.setenv("MINARI_DATASETS_PATH", str(tmp_path / "minari"))
+    preset = load_preset(name)
+    graph = preset.graph_manager
+    assert isinstance(graph, BatchRLGraphManager) and graph.batch_params.dataset_recipe
+    source = load_preset("CartPole_DQN").graph_manager
+    source.env_params = graph.env_params
+    source.create_graph(RunContext(seed=0))
+    recorder = EpisodeRecorder(source.environment, source.levels[0].agent, [RunPhase.HEATUP])
+    source.heatup(EnvironmentSteps(600))
+    source.close()
+    recorder.write(graph.batch_params.dataset, "random actions, for a test")
+    roots = graph.parameters()
+    set_parameter(roots, "schedule.improve_steps", "Epochs(1)")
+    set_parameter(roots, "schedule.evaluation_steps", "EnvironmentEpisodes(1)")
+    graph.create_graph(RunContext(seed=0, experiment_dir=tmp_path / "run", quiet=True))
+    try:
+        graph.improve()
+    finally:
+        graph.close()
+    assert graph.epoch == 1 and len(graph.evaluations) == 1
+    assert graph.levels[0].agent.training_steps > 0
+
+
 def test_every_preset_promises_a_reward() -> None:
     for name in list_presets():
         validation = load_preset(name).validation
         assert validation is not None, f"{name} has no validation"
-        assert validation.max_env_steps or validation.max_episodes
+        assert validation.max_env_steps or validation.max_episodes or validation.max_epochs
 
 
 @pytest.mark.parametrize("name", ATARI)

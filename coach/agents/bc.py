@@ -1,0 +1,95 @@
+"""Behavioral cloning: a policy fitted to a dataset's actions, by supervised learning.
+
+For discrete actions the network's ``logits`` head is a classifier trained with the cross
+entropy of the logged actions, and the agent takes the most likely action. For continuous
+actions a deterministic ``policy`` head (inside the action box) is regressed onto the logged
+actions with a squared error, and the agent takes its output. Cloning learns only what the
+dataset's policy did: it is the baseline the batch-RL agents must beat on mixed-quality data,
+and the right tool on expert data.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+from gymnasium import spaces
+
+from coach.agents.agent import Agent, AgentParameters, AlgorithmParameters
+from coach.core.types import ActionInfo, Batch, Observation
+from coach.errors import CoachError
+from coach.memories.experience_replay import ExperienceReplayParameters
+from coach.networks.heads import (
+    CategoricalPolicyHeadParameters,
+    DeterministicPolicyHeadParameters,
+)
+from coach.networks.parameters import NetworkParameters
+
+
+@dataclass(slots=True, kw_only=True)
+class BCAgentParameters(AgentParameters):
+    """A cloning agent: one network, a classifier (``logits`` head, discrete actions) or a
+    regressor (``policy`` head, a Box of actions)."""
+
+    algorithm: AlgorithmParameters = field(default_factory=AlgorithmParameters)
+    """Batch size (discount and playing steps are unused)."""
+    memory: Any = field(default_factory=ExperienceReplayParameters)
+    """Holds the dataset."""
+    network_wrappers: dict[str, NetworkParameters] = field(
+        default_factory=lambda: {
+            "main": NetworkParameters(heads=[CategoricalPolicyHeadParameters(name="logits")])
+        }
+    )
+    """The policy (``main``): a ``logits`` head for discrete actions, a deterministic
+    ``policy`` head for continuous ones."""
+
+    def agent_class(self) -> type[BCAgent]:
+        return BCAgent
+
+
+def continuous_bc_network() -> NetworkParameters:
+    """The network of a cloning agent for a Box of actions."""
+    return NetworkParameters(heads=[DeterministicPolicyHeadParameters(name="policy")])
+
+
+class BCAgent(Agent):
+    """Imitates the dataset's actions."""
+
+    def __init__(self, params: BCAgentParameters, *args: Any, **kwargs: Any) -> None:
+        super().__init__(params, *args, **kwargs)
+        self.network = self.networks["main"]
+        self.discrete = isinstance(self.action_space, spaces.Discrete)
+        head = "logits" if self.discrete else "policy"
+        names = [h.name for h in params.network_wrappers["main"].heads]
+        if head not in names:
+            kind = "discrete" if self.discrete else "continuous"
+            raise CoachError(
+                f"behavioral cloning of {kind} actions needs a {head!r} head in its 'main' "
+                f"network, which has {names}"
+            )
+        self.head = head
+        self.action_offset = int(getattr(self.action_space, "start", 0))
+
+    def choose_action(self, state: Observation) -> ActionInfo:
+        with torch.no_grad():
+            out = self.network(self.tensors(state))[self.head]
+        if self.discrete:
+            action = out.argmax(dim=1).cpu().numpy() + self.action_offset
+            return ActionInfo(action=action, action_values=out.cpu().numpy())
+        return ActionInfo(action=out.cpu().numpy().astype(self.action_space.dtype))
+
+    def learn_from_batch(self, batch: Batch) -> dict[str, float]:
+        states = {k: torch.as_tensor(v, device=self.device) for k, v in batch.states.items()}
+        out = self.network(states)[self.head]
+        actions = torch.as_tensor(np.asarray(batch.actions), device=self.device)
+        if self.discrete:
+            loss = F.cross_entropy(out, actions.long() - self.action_offset)
+            accuracy = (out.argmax(dim=1) == actions.long() - self.action_offset).float().mean()
+            self.network.train_step(loss)
+            return {"bc_loss": loss.item(), "accuracy": accuracy.item()}
+        loss = F.mse_loss(out, actions.float())
+        self.network.train_step(loss)
+        return {"bc_loss": loss.item()}

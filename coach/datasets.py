@@ -1,0 +1,573 @@
+"""Stored episodes for batch RL, kept as local Minari datasets.
+
+Minari is Farama's standard format for offline RL. A run records the episodes it collects
+(``coach -p PRESET --record-dataset NAME``) with `write_dataset`, and a batch preset reads them
+back with `load_dataset`, checks them against its environment with `check_spaces` and flattens
+them into transitions with `transitions`. Only local datasets are read: nothing is downloaded
+(``minari download ID`` fetches a remote one into the same local root).
+
+Datasets live under Minari's root, ``$MINARI_DATASETS_PATH`` (default ``~/.minari/datasets``),
+one directory per id ``(namespace/)(env_name/)dataset_name-vN`` holding ``data/``.
+
+How an `Episode` maps onto Minari's episode:
+
+- observations, actions, terminations and truncations are stored as given, each in the dtype it
+  was written with (images are stored losslessly, not JPEG-encoded);
+- rewards are stored and loaded as float64, whatever they were given as;
+- the ``behaviour`` arrays go into Minari's ``infos``. Minari keeps ``T + 1`` infos per
+  episode, the reset's first, so entry ``t + 1`` of each key holds the value for action ``t``
+  and entry 0 is NaN. Integer or bool behaviour values are widened to float64 to hold the NaN.
+  Loading drops entry 0 again; it reads every ``infos`` array with ``T + 1`` entries this way
+  (keys of nested info dicts joined with ``/``), and leaves out any other.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+import shutil
+import warnings
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import gymnasium as gym
+import minari
+import numpy as np
+from gymnasium import spaces
+from minari.data_collector import EpisodeBuffer
+from minari.dataset.minari_dataset import DATASET_ID_RE
+from minari.dataset.minari_storage import MinariStorage
+from minari.storage import get_dataset_path
+
+from coach.errors import CoachError
+
+_ARRAY_SPACES = (spaces.Box, spaces.Discrete, spaces.MultiDiscrete, spaces.MultiBinary)
+_DTYPE_KINDS: tuple[tuple[type[spaces.Space], str], ...] = (
+    (spaces.Box, "biuf"),
+    (spaces.Discrete, "iu"),
+    (spaces.MultiDiscrete, "iu"),
+    (spaces.MultiBinary, "biu"),
+)
+"""The numpy dtype kinds (bool, int, uint, float) whose arrays each space's values fit in."""
+_HDF5_FILE = "main_data.hdf5"
+# Minari's advice to fill in an author's e-mail, a code permalink, an evaluation env...:
+# noise for a run that records what it collected.
+_MINARI_NAGS = r"(`\w+` is set to None|env_spec is None)"
+
+
+@dataclass(slots=True)
+class Episode:
+    """One episode as the environment gave it (raw gymnasium spaces, not Coach's filtered
+    ones), ``T`` steps long."""
+
+    observations: np.ndarray | dict[str, np.ndarray]
+    """``(T + 1, ...)``, the final observation included; a dict of them for a Dict space."""
+    actions: np.ndarray
+    """``(T, *action_shape)``, in the environment's action space."""
+    rewards: np.ndarray
+    """``(T,)`` float (float64 once loaded)."""
+    terminations: np.ndarray
+    """``(T,)`` bool."""
+    truncations: np.ndarray
+    """``(T,)`` bool."""
+    behaviour: dict[str, np.ndarray] = field(default_factory=dict)
+    """What the acting policy logged about each action, ``(T, ...)`` per key:
+    ``"action_probabilities"`` ``(T, A)`` for discrete actions (the probability of every
+    action under the behaviour policy at that step), ``"action_log_prob"`` ``(T,)`` for
+    continuous ones. Stored in Minari's ``infos`` (see the module docstring)."""
+
+    @property
+    def num_steps(self) -> int:
+        """``T``, the number of actions taken."""
+        return len(self.rewards)
+
+
+@dataclass(slots=True)
+class Dataset:
+    """A loaded dataset."""
+
+    name: str
+    """The Minari id, e.g. ``cartpole/random-v0``."""
+    path: Path
+    """Its directory (the one holding ``data/``)."""
+    episodes: list[Episode]
+    """Its episodes, in the order they were written."""
+    observation_space: spaces.Space
+    """The environment's observation space when the dataset was recorded."""
+    action_space: spaces.Space
+    """The environment's action space when the dataset was recorded."""
+    env_id: str | None
+    """The registered gymnasium id of the environment, if it was recorded."""
+    metadata: dict[str, Any]
+    """Minari's metadata as Minari returns it: ``dataset_id``, ``total_steps``,
+    ``total_episodes``, ``algorithm_name``, ``description``, ``author`` (a set)..."""
+
+    @property
+    def total_steps(self) -> int:
+        """Steps (actions) over all episodes."""
+        return sum(episode.num_steps for episode in self.episodes)
+
+    @property
+    def num_episodes(self) -> int:
+        """How many episodes it holds."""
+        return len(self.episodes)
+
+
+def write_dataset(
+    name: str,
+    episodes: Sequence[Episode],
+    observation_space: spaces.Space,
+    action_space: spaces.Space,
+    env_id: str | None = None,
+    *,
+    algorithm_name: str | None = None,
+    description: str | None = None,
+    author: str | None = None,
+) -> Path:
+    """Write episodes as a new local Minari dataset.
+
+    The environment is neither built nor stepped: its registered spec (looked up by
+    ``env_id``) is only recorded, and no reference scores are computed.
+
+    Args:
+        name: A Minari id, ``(namespace/)(env_name/)dataset_name(-vN)``; ``-v0`` is appended
+            when it has no version.
+        episodes: The episodes, at least one, in the order they are to be stored.
+        observation_space: The environment's raw observation space: Box, Discrete,
+            MultiDiscrete, MultiBinary, or a Dict of those.
+        action_space: The environment's action space: Box, Discrete, MultiDiscrete or
+            MultiBinary.
+        env_id: The registered gymnasium id of the environment, to record its spec.
+        algorithm_name: The algorithm that acted.
+        description: How the dataset was made.
+        author: Who made it.
+
+    Returns:
+        The dataset's directory (the one holding ``data/``).
+
+    Raises:
+        CoachError: for an invalid or existing id, no episodes, a space Coach cannot store, an
+            unregistered ``env_id``, or an episode whose arrays do not fit the spaces.
+    """
+    dataset_id = check_new_dataset(name)
+    path = get_dataset_path(dataset_id)
+    if not episodes:
+        raise CoachError(f"no episodes to write to dataset {dataset_id!r}")
+    _check_supported(observation_space, "observation", f"dataset {dataset_id!r}")
+    _check_supported(action_space, "action", f"dataset {dataset_id!r}")
+    env_spec_json = _env_spec_json(env_id) if env_id is not None else None
+    episodes = [_as_arrays(episode) for episode in episodes]
+    behaviour_keys = set(episodes[0].behaviour)
+    for index, episode in enumerate(episodes):
+        problem = _misfit(episode, observation_space, action_space, behaviour_keys)
+        if problem is not None:
+            raise CoachError(f"cannot write dataset {dataset_id!r}: episode {index} {problem}")
+    buffers = [_buffer(episode) for episode in episodes]
+    try:
+        with warnings.catch_warnings():
+            warnings.filterwarnings("ignore", message=_MINARI_NAGS, category=UserWarning)
+            written = minari.create_dataset_from_buffers(
+                dataset_id,
+                buffers,
+                observation_space=observation_space,
+                action_space=action_space,
+                algorithm_name=algorithm_name,
+                author=author,
+                description=description,
+                data_format="hdf5",
+                jpeg_encoding=False,  # JPEG would change image observations
+            )
+        if env_spec_json is not None:
+            # Passing `env=` would make Minari build the environment just to read its spaces.
+            written.storage.update_metadata({"env_spec": env_spec_json})
+    except BaseException:
+        shutil.rmtree(path, ignore_errors=True)  # a half-written dataset would block the id
+        raise
+    return path
+
+
+def check_new_dataset(name: str) -> str:
+    """The versioned id a new dataset ``name`` is written under; refused (CoachError) if it
+    is not a valid id or a dataset has it already. A run checks before it starts."""
+    dataset_id = _versioned_id(name)
+    path = Path(get_dataset_path()) / dataset_id
+    if path.exists():
+        raise CoachError(
+            f"a dataset {dataset_id!r} already exists at {path}; "
+            "choose another name or version, or delete it first"
+        )
+    return dataset_id
+
+
+def load_dataset(name_or_path: str | Path) -> Dataset:
+    """Load a local Minari dataset by id or by path; nothing is downloaded.
+
+    Args:
+        name_or_path: A local id, with or without ``-vN`` (without, the newest local version);
+            or the path of a dataset's directory (the one holding ``data/``, or ``data/``).
+
+    Raises:
+        CoachError: for an unknown id (naming the close matches and the root searched), a
+            missing path, a file that cannot be read, or data that does not fit its spaces.
+    """
+    if isinstance(name_or_path, str) and DATASET_ID_RE.fullmatch(name_or_path):
+        local = _local_dataset(name_or_path)
+        if local is not None:
+            return _read(local / "data")
+        if not Path(name_or_path).exists():  # a relative path may look like an id
+            raise _unknown_id(name_or_path)
+    path = Path(name_or_path)
+    if not path.exists():
+        raise CoachError(f"no dataset at {path}: the path does not exist")
+    if (path / "data").is_dir():
+        return _read(path / "data")
+    if (path / "metadata.json").is_file():
+        return _read(path)
+    raise CoachError(
+        f"{path} is not a Minari dataset directory: it holds neither data/ nor metadata.json"
+    )
+
+
+def check_spaces(
+    dataset: Dataset, observation_space: spaces.Space, action_space: spaces.Space
+) -> None:
+    """Refuse a dataset recorded in other spaces than the environment's.
+
+    Spaces match as gymnasium compares them, except that Box bounds match when equal up to a
+    float32 rounding (and no looser than that), Discrete spaces compare ``n`` and ``start``
+    only (Minari does not keep their dtype), and Dict keys compare in any order.
+
+    Raises:
+        CoachError: naming the dataset's space and the environment's for each that differs.
+    """
+    problems = [
+        f"{role} {ours} but the environment's are {theirs}"
+        for role, ours, theirs in (
+            ("observations", dataset.observation_space, observation_space),
+            ("actions", dataset.action_space, action_space),
+        )
+        if not _same_space(ours, theirs)
+    ]
+    if problems:
+        raise CoachError(f"dataset {dataset.name!r} has " + "; and ".join(problems))
+
+
+def transitions(dataset: Dataset, observation_key: str = "observation") -> dict[str, Any]:
+    """All transitions of a dataset as columns, in episode order.
+
+    State ``t`` is observation ``t`` and next state ``t`` is observation ``t + 1``, as Coach's
+    observation dicts: ``{observation_key: (N, ...)}``, or a Dict space's own keys.
+
+    Args:
+        dataset: The loaded dataset.
+        observation_key: The key of a non-Dict observation (ignored for a Dict space).
+
+    Returns:
+        ``{"state", "action", "reward" (float32), "next_state", "terminated", "truncated",
+        "extras" (the behaviour keys), "episode_starts"}``, each with ``N = total_steps`` rows.
+
+    Raises:
+        CoachError: if the dataset has no episodes, or episodes with different behaviour keys.
+    """
+    if not dataset.episodes:
+        raise CoachError(f"dataset {dataset.name!r} has no episodes to make transitions from")
+    keys = set(dataset.episodes[0].behaviour)
+    for index, episode in enumerate(dataset.episodes):
+        if set(episode.behaviour) != keys:
+            raise CoachError(
+                f"dataset {dataset.name!r}: episode {index} logs behaviour "
+                f"{sorted(episode.behaviour)} but episode 0 logs {sorted(keys)}"
+            )
+
+    def observations(episode: Episode, rows: slice) -> dict[str, np.ndarray]:
+        if isinstance(episode.observations, dict):
+            return {k: v[rows] for k, v in episode.observations.items()}
+        return {observation_key: episode.observations[rows]}
+
+    def column(parts: list[np.ndarray]) -> np.ndarray:
+        return np.concatenate(parts)
+
+    def columns(parts: list[dict[str, np.ndarray]]) -> dict[str, np.ndarray]:
+        return {k: column([p[k] for p in parts]) for k in parts[0]}
+
+    episodes = dataset.episodes
+    starts = np.zeros(dataset.total_steps, dtype=bool)
+    starts[np.cumsum([0] + [e.num_steps for e in episodes[:-1]])] = True
+    return {
+        "state": columns([observations(e, slice(None, -1)) for e in episodes]),
+        "action": column([e.actions for e in episodes]),
+        "reward": column([e.rewards for e in episodes]).astype(np.float32),
+        "next_state": columns([observations(e, slice(1, None)) for e in episodes]),
+        "terminated": column([e.terminations for e in episodes]).astype(bool),
+        "truncated": column([e.truncations for e in episodes]).astype(bool),
+        "extras": {k: column([e.behaviour[k] for e in episodes]) for k in sorted(keys)},
+        "episode_starts": starts,
+    }
+
+
+def _versioned_id(name: str) -> str:
+    match = DATASET_ID_RE.fullmatch(name)
+    if match is None:
+        raise CoachError(
+            f"{name!r} is not a Minari dataset id: ids are (namespace/)(env_name/)dataset_name"
+            "(-vN) made of letters, digits, '-' and '_', e.g. 'cartpole/random-v0'"
+        )
+    return name if match.group("version") is not None else f"{name}-v0"
+
+
+def _check_supported(space: spaces.Space, role: str, where: str) -> None:
+    """Refuse a space whose values are not arrays (a Dict of them for observations)."""
+    if isinstance(space, _ARRAY_SPACES):
+        return
+    if (
+        role == "observation"
+        and isinstance(space, spaces.Dict)
+        and all(isinstance(s, _ARRAY_SPACES) for s in space.spaces.values())
+    ):
+        return
+    kinds = "Box, Discrete, MultiDiscrete, MultiBinary" + (
+        ", or a Dict of them" if role == "observation" else ""
+    )
+    raise CoachError(f"{where}: Coach cannot use the {role} space {space}; it takes {kinds}")
+
+
+def _env_spec_json(env_id: str) -> str:
+    """The registered spec of ``env_id`` as Minari stores it (no environment is built)."""
+    try:
+        spec = gym.spec(env_id)
+    except (gym.error.Error, ImportError) as error:
+        raise CoachError(
+            f"env_id {env_id!r} is not a registered gymnasium environment ({error}); "
+            "pass a registered id, or env_id=None to leave it out"
+        ) from error
+    try:
+        return spec.to_json()
+    except TypeError as error:
+        raise CoachError(
+            f"the spec of env_id {env_id!r} cannot be stored as JSON ({error}); "
+            "pass env_id=None to leave it out"
+        ) from error
+
+
+def _as_arrays(episode: Episode) -> Episode:
+    observations = episode.observations
+    return Episode(
+        observations=(
+            {k: np.asarray(v) for k, v in observations.items()}
+            if isinstance(observations, dict)
+            else np.asarray(observations)
+        ),
+        actions=np.asarray(episode.actions),
+        rewards=np.asarray(episode.rewards),
+        terminations=np.asarray(episode.terminations),
+        truncations=np.asarray(episode.truncations),
+        behaviour={k: np.asarray(v) for k, v in episode.behaviour.items()},
+    )
+
+
+def _misfit(
+    episode: Episode,
+    observation_space: spaces.Space,
+    action_space: spaces.Space,
+    behaviour_keys: set[str],
+) -> str | None:
+    """What in an episode does not fit the spaces (``None`` when it all fits)."""
+    if episode.rewards.ndim != 1 or len(episode.rewards) == 0:
+        return f"has rewards of shape {episode.rewards.shape}; expected (T,) with T >= 1 steps"
+    steps = len(episode.rewards)
+    fields: list[tuple[str, np.ndarray, spaces.Space | None, int]] = [
+        ("actions", episode.actions, action_space, steps),
+        ("terminations", episode.terminations, None, steps),
+        ("truncations", episode.truncations, None, steps),
+    ]
+    observations = episode.observations
+    if isinstance(observation_space, spaces.Dict):
+        if not isinstance(observations, dict) or set(observations) != set(observation_space):
+            got = sorted(observations) if isinstance(observations, dict) else "an array"
+            return (
+                f"({steps} steps) has observations {got} but the space {observation_space} "
+                f"has keys {sorted(observation_space)}"
+            )
+        for key, subspace in observation_space.spaces.items():
+            fields.append((f"observations[{key!r}]", observations[key], subspace, steps + 1))
+    elif isinstance(observations, dict):
+        return f"({steps} steps) has dict observations but the space is {observation_space}"
+    else:
+        fields.append(("observations", observations, observation_space, steps + 1))
+    for name, array, space, length in fields:
+        shape = (length, *(space.shape if space is not None and space.shape else ()))
+        if array.shape != shape:
+            where = f" for {space}" if space is not None else ""
+            return f"({steps} steps) has {name} of shape {array.shape}; expected {shape}{where}"
+        kinds = next((k for t, k in _DTYPE_KINDS if isinstance(space, t)), "b")
+        if array.dtype.kind not in kinds:
+            what = f"values of {space}" if space is not None else "flags (bool)"
+            return f"({steps} steps) has {name} of dtype {array.dtype}, which cannot be {what}"
+    if set(episode.behaviour) != behaviour_keys:
+        return (
+            f"logs behaviour {sorted(episode.behaviour)} but episode 0 logs "
+            f"{sorted(behaviour_keys)}; every episode must log the same keys"
+        )
+    for key, value in episode.behaviour.items():
+        if value.ndim == 0 or len(value) != steps or value.dtype.kind not in "biuf":
+            return (
+                f"({steps} steps) has behaviour[{key!r}] of shape {value.shape} and dtype "
+                f"{value.dtype}; expected ({steps}, ...) numbers, one row per action"
+            )
+    return None
+
+
+def _buffer(episode: Episode) -> EpisodeBuffer:
+    infos = None
+    if episode.behaviour:
+        infos = {}
+        for key, value in episode.behaviour.items():
+            dtype = value.dtype if value.dtype.kind == "f" else np.dtype(np.float64)
+            first = np.full((1, *value.shape[1:]), np.nan, dtype=dtype)  # the reset's info
+            infos[key] = np.concatenate([first, value.astype(dtype)])
+    return EpisodeBuffer(
+        observations=episode.observations,
+        actions=episode.actions,
+        rewards=episode.rewards.astype(np.float64),
+        terminations=episode.terminations.astype(bool),
+        truncations=episode.truncations.astype(bool),
+        infos=infos,
+    )
+
+
+def _local_dataset(name: str) -> Path | None:
+    """The directory of a local dataset id (the newest version when it has none)."""
+    match = DATASET_ID_RE.fullmatch(name)
+    assert match is not None
+    root = get_dataset_path()
+    if match.group("version") is not None:
+        path = root / name
+        return path if (path / "data").is_dir() else None
+    namespace, dataset_name = match.group("namespace", "dataset")
+    parent = root / namespace if namespace else root
+    pattern = re.compile(rf"{re.escape(dataset_name)}-v(\d+)")
+    versions = {}
+    if parent.is_dir():
+        for child in parent.iterdir():
+            version = pattern.fullmatch(child.name)
+            if version is not None and (child / "data").is_dir():
+                versions[int(version.group(1))] = child
+    return versions[max(versions)] if versions else None
+
+
+def _unknown_id(name: str) -> CoachError:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # Minari warns about each misconfigured dataset
+        ids = list(minari.list_local_datasets())
+    match = DATASET_ID_RE.fullmatch(name)
+    if match is not None and match.group("version") is None:
+        ids = sorted({re.sub(r"-v\d+$", "", i) for i in ids})
+    close = difflib.get_close_matches(name, ids, 3, 0.6)
+    hint = f"; did you mean {', '.join(close)}?" if close else "; `minari list local` lists them"
+    return CoachError(
+        f"no local Minari dataset {name!r} under {get_dataset_path()}{hint} "
+        "(Coach does not download datasets: `minari download ID` fetches a remote one)"
+    )
+
+
+def _read(data_path: Path) -> Dataset:
+    """Read the dataset stored in ``data_path`` (a dataset's ``data/``)."""
+    metadata_file = data_path / "metadata.json"
+    try:
+        data_format = MinariStorage.read_raw_metadata(data_path).get("data_format")
+    except Exception as error:  # json and Minari raise many types for a damaged file
+        raise CoachError(
+            f"cannot read dataset metadata {metadata_file}: {type(error).__name__}: {error}"
+        ) from error
+    data_file = data_path / _HDF5_FILE if data_format == "hdf5" else data_path
+    try:
+        source = minari.MinariDataset(data_path)
+        raw = list(source.iterate_episodes())
+        metadata = source.storage.metadata
+    except Exception as error:  # h5py, Minari's asserts...: all mean the file is unreadable
+        raise CoachError(
+            f"cannot read dataset file {data_file}: it is unreadable or corrupted "
+            f"({type(error).__name__}: {error})"
+        ) from error
+    name = str(metadata.get("dataset_id", data_path.parent.name))
+    where = f"dataset {name!r} at {data_path.parent}"
+    _check_supported(source.observation_space, "observation", where)
+    _check_supported(source.action_space, "action", where)
+    episodes = [_episode(data, source.observation_space) for data in raw]
+    keys = set(episodes[0].behaviour) if episodes else set()
+    for index, episode in enumerate(episodes):
+        problem = _misfit(episode, source.observation_space, source.action_space, keys)
+        if problem is not None:
+            raise CoachError(f"{where} does not fit its own spaces: episode {index} {problem}")
+    env_spec = source.env_spec
+    return Dataset(
+        name=name,
+        path=data_path.parent,
+        episodes=episodes,
+        observation_space=source.observation_space,
+        action_space=source.action_space,
+        env_id=env_spec.id if env_spec is not None else None,
+        metadata=metadata,
+    )
+
+
+def _episode(data: minari.EpisodeData, observation_space: spaces.Space) -> Episode:
+    observations = data.observations
+    if isinstance(observations, dict):
+        space_keys = observation_space.spaces if isinstance(observation_space, spaces.Dict) else {}
+        order = [k for k in space_keys if k in observations]  # the space's order first
+        order += [k for k in observations if k not in order]
+        observations = {k: np.asarray(observations[k]) for k in order}
+    else:
+        observations = np.asarray(observations)
+    steps = len(data.rewards)
+    behaviour = {
+        key: value[1:]  # entry 0 is the reset's info
+        for key, value in _flatten(data.infos or {}).items()
+        if value.ndim >= 1 and len(value) == steps + 1
+    }
+    return Episode(
+        observations=observations,
+        actions=np.asarray(data.actions),
+        rewards=np.asarray(data.rewards, dtype=np.float64),
+        terminations=np.asarray(data.terminations, dtype=bool),
+        truncations=np.asarray(data.truncations, dtype=bool),
+        behaviour=behaviour,
+    )
+
+
+def _flatten(infos: dict[str, Any], prefix: str = "") -> dict[str, np.ndarray]:
+    out: dict[str, np.ndarray] = {}
+    for key, value in infos.items():
+        if isinstance(value, dict):
+            out.update(_flatten(value, f"{prefix}{key}/"))
+        else:
+            out[f"{prefix}{key}"] = np.asarray(value)
+    return out
+
+
+def _same_space(ours: spaces.Space, theirs: spaces.Space) -> bool:
+    if isinstance(ours, spaces.Box) and isinstance(theirs, spaces.Box):
+        return (
+            ours.shape == theirs.shape
+            and ours.dtype == theirs.dtype
+            and _same_bounds(ours.low, theirs.low, ours.dtype)
+            and _same_bounds(ours.high, theirs.high, ours.dtype)
+        )
+    if isinstance(ours, spaces.Discrete) and isinstance(theirs, spaces.Discrete):
+        return int(ours.n) == int(theirs.n) and int(ours.start) == int(theirs.start)
+    if isinstance(ours, spaces.Dict) and isinstance(theirs, spaces.Dict):
+        return set(ours.spaces) == set(theirs.spaces) and all(
+            _same_space(s, theirs.spaces[k]) for k, s in ours.spaces.items()
+        )
+    return bool(ours == theirs)
+
+
+def _same_bounds(ours: np.ndarray, theirs: np.ndarray, dtype: np.dtype[Any]) -> bool:
+    """Equal bounds, or bounds that differ by one float32 (or the dtype's) rounding."""
+    if dtype.kind != "f":
+        return bool(np.array_equal(ours, theirs))
+    rounding = max(float(np.finfo(dtype).eps), float(np.finfo(np.float32).eps))
+    return bool(np.allclose(ours, theirs, rtol=rounding, atol=0.0))  # equal infinities match

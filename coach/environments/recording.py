@@ -1,0 +1,142 @@
+"""Recording a run's episodes into a dataset (``coach -p PRESET --record-dataset NAME``).
+
+The recorder sits in the real environment (`GymEnvironment.recorder`) and sees every step
+of every copy: the action the environment was given, the agent's behaviour (the
+probability of every action for discrete agents, the log density of the action otherwise,
+as `Agent.log_behaviour` makes the agent give it) and the response. It keeps whole episodes
+only: an episode is recorded when it starts and ends in a recorded phase, so the episodes
+that an evaluation cuts short (or that the run's end leaves open) are dropped. Observations
+and actions are kept as the environment gave and took them, before any of Coach's filters,
+so the dataset (`coach.datasets`) is the environment's own.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from coach.agents.agent import Agent
+from coach.core.run_phase import RunPhase
+from coach.core.types import EnvResponse
+from coach.datasets import Episode, write_dataset
+from coach.environments.gym_environment import GymEnvironment
+
+
+class _OpenEpisode:
+    """One copy's episode so far."""
+
+    def __init__(self, observation: Any) -> None:
+        self.observations = [observation]
+        self.actions: list[np.ndarray] = []
+        self.rewards: list[float] = []
+        self.terminations: list[bool] = []
+        self.truncations: list[bool] = []
+        self.behaviour: dict[str, list[np.ndarray]] = {}
+
+    def close(self, final_observation: Any) -> Episode:
+        self.observations.append(final_observation)
+        first = self.observations[0]
+        observations: np.ndarray | dict[str, np.ndarray]
+        if isinstance(first, dict):
+            observations = {k: np.stack([o[k] for o in self.observations]) for k in first}
+        else:
+            observations = np.stack(self.observations)
+        return Episode(
+            observations=observations,
+            actions=np.stack(self.actions),
+            rewards=np.asarray(self.rewards, dtype=np.float64),
+            terminations=np.asarray(self.terminations, dtype=bool),
+            truncations=np.asarray(self.truncations, dtype=bool),
+            behaviour={k: np.stack(v) for k, v in self.behaviour.items()},
+        )
+
+
+class EpisodeRecorder:
+    """Whole episodes of an environment's copies, acted by ``agent`` in ``phases``.
+
+    Args:
+        environment: The run's real environment; the recorder installs itself in it.
+        agent: The agent acting in it (the bottom level's); it is asked to log its
+            behaviour.
+        phases: The phases whose episodes are kept: heatup and training for a training run,
+            evaluation for ``--evaluate``.
+    """
+
+    def __init__(
+        self, environment: GymEnvironment, agent: Agent, phases: Iterable[RunPhase]
+    ) -> None:
+        self.environment = environment
+        self.agent = agent
+        self.phases = frozenset(phases)
+        self.episodes: list[Episode] = []
+        self._open: list[_OpenEpisode | None] = [None] * environment.num_envs
+        agent.log_behaviour = True
+        environment.recorder = self
+
+    @property
+    def steps(self) -> int:
+        """Steps in the whole episodes recorded so far."""
+        return sum(len(e.rewards) for e in self.episodes)
+
+    def _raw(self, observation: dict[str, np.ndarray], i: int) -> Any:
+        """Copy ``i``'s observation as the gymnasium environment gave it."""
+        if self.environment.dict_observations:
+            return {key: np.array(value[i]) for key, value in observation.items()}
+        return np.array(next(iter(observation.values()))[i])
+
+    def _recording(self) -> bool:
+        return self.agent.phase in self.phases
+
+    def reset(self, response: EnvResponse) -> None:
+        """New episodes in every copy: the open ones are dropped."""
+        recording = self._recording()
+        self._open = [
+            _OpenEpisode(self._raw(response.observation, i)) if recording else None
+            for i in range(self.environment.num_envs)
+        ]
+
+    def step(self, action: Any, response: EnvResponse) -> None:
+        """A step of every copy: ``action`` as the environment took it, and its response."""
+        if not self._recording():
+            self._open = [None] * self.environment.num_envs
+            return
+        info = self.agent.last_info
+        behaviour: dict[str, np.ndarray] = {}
+        if info is not None:
+            if "action_probabilities" in info.extras:
+                behaviour["action_probabilities"] = info.extras["action_probabilities"]
+            elif "action_log_prob" in info.extras:
+                behaviour["action_log_prob"] = info.extras["action_log_prob"]
+            elif info.log_prob is not None:
+                behaviour["action_log_prob"] = np.asarray(info.log_prob)
+        for i, episode in enumerate(self._open):
+            done = bool(response.terminated[i] or response.truncated[i])
+            if episode is not None:
+                episode.actions.append(np.array(action[i]))
+                episode.rewards.append(float(response.reward[i]))
+                episode.terminations.append(bool(response.terminated[i]))
+                episode.truncations.append(bool(response.truncated[i]))
+                for key, value in behaviour.items():
+                    episode.behaviour.setdefault(key, []).append(np.array(value[i]))
+                if done:
+                    self.episodes.append(episode.close(self._raw(response.next_observation, i)))
+                else:
+                    episode.observations.append(self._raw(response.next_observation, i))
+            if done:  # the copy starts a new episode, recorded from its first step
+                self._open[i] = _OpenEpisode(self._raw(response.observation, i))
+
+    def write(self, name: str, description: str) -> Path:
+        """Write the whole episodes recorded as the local Minari dataset ``name``."""
+        first = self.environment.envs[0]
+        return write_dataset(
+            name,
+            self.episodes,
+            first.observation_space,
+            first.action_space,
+            env_id=first.spec.id if first.spec is not None else None,
+            algorithm_name=type(self.agent).__name__,
+            description=description,
+        )

@@ -1,0 +1,350 @@
+"""Batch RL: an agent learns from a stored dataset, without acting in its environment.
+
+    improve():
+        fill the agent's memory with the dataset's transitions (once, when the graph is built)
+        for each epoch (a pass of |dataset| / batch_size gradient steps):
+            train on batches sampled from the memory
+            off-policy evaluation of the agent's policy on the dataset (logged as OPE/...)
+            every steps_between_evaluation_periods epochs: evaluate in the real environment
+
+The dataset is a local Minari dataset (`coach.datasets`), recorded by a run with
+``--record-dataset``; its spaces must be the environment's. The environment is built as in
+any run, but only evaluations act in it. A batch run's clock is its gradient steps: its
+logs, checkpoints and budgets count them where other runs count env steps.
+
+The off-policy estimates (`coach.ope`) use the behaviour policy's action probabilities that
+the dataset logged, a reward model (an MLP from the state to each action's reward, fitted
+once on the dataset) and the agent's own Q-values: they tell how good the policy is before
+it is deployed, and the real evaluations show how far to trust them.
+"""
+
+from __future__ import annotations
+
+import copy
+import math
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import torch
+
+from coach.agents.agent import Agent, AgentParameters
+from coach.core.run_phase import RunPhase
+from coach.core.step_units import EnvironmentEpisodes, EnvironmentSteps, Epochs
+from coach.datasets import Dataset, check_spaces, load_dataset, transitions
+from coach.environments.environment import Environment
+from coach.environments.gym_environment import GymEnvironment, GymEnvironmentParameters
+from coach.errors import CoachError
+from coach.graph_managers.basic_rl import BasicRLGraphManager
+from coach.graph_managers.parameters import RunContext, ScheduleParameters
+from coach.level_manager import LevelManager
+from coach.networks.parameters import MiddlewareParameters, NetworkParameters
+from coach.networks.reward_model import RewardModel
+from coach.ope import OPEEpisode, estimate
+
+
+@dataclass(slots=True, kw_only=True)
+class BatchRLParameters:
+    """Where a batch run's data comes from, and how it is judged."""
+
+    dataset: str = ""
+    """A local Minari dataset: its id (``cartpole/dqn-half-v0``) or its directory."""
+    dataset_recipe: str = ""
+    """How the dataset is made (commands), shown when it is missing."""
+    off_policy_evaluation: bool = True
+    """Estimate the policy's value from the dataset after each epoch (discrete agents with
+    Q-values, on datasets that logged their action probabilities)."""
+    reward_model: NetworkParameters = field(
+        default_factory=lambda: NetworkParameters(
+            middleware=MiddlewareParameters(scheme=[64, 64]), learning_rate=1e-3
+        )
+    )
+    """The reward model of the off-policy estimates (its head is replaced by one reward per
+    action)."""
+    reward_model_epochs: int = 5
+    """Passes over the dataset that fit the reward model."""
+
+
+def batch_schedule(
+    epochs: int, evaluation_episodes: int = 10, epochs_between_evaluations: int = 1
+) -> ScheduleParameters:
+    """A batch run's schedule: ``epochs`` over the dataset, real evaluations between them."""
+    return ScheduleParameters(
+        heatup_steps=EnvironmentSteps(0),
+        improve_steps=Epochs(epochs),
+        steps_between_evaluation_periods=Epochs(epochs_between_evaluations),
+        evaluation_steps=EnvironmentEpisodes(evaluation_episodes),
+    )
+
+
+class BatchRLGraphManager(BasicRLGraphManager):
+    """One agent learning from a dataset, evaluated in its environment.
+
+    Args:
+        agent_params: The agent (its memory is filled with the dataset).
+        env_params: The environment the dataset came from (for evaluations).
+        schedule_params: Epochs (``improve_steps``, ``steps_between_evaluation_periods`` in
+            `Epochs`) and evaluation episodes; see `batch_schedule`.
+        batch_params: The dataset and the off-policy evaluation.
+        name: The graph's name.
+    """
+
+    def __init__(
+        self,
+        agent_params: AgentParameters,
+        env_params: GymEnvironmentParameters,
+        schedule_params: ScheduleParameters,
+        batch_params: BatchRLParameters,
+        name: str = "batch_rl_graph",
+    ) -> None:
+        super().__init__(agent_params, env_params, schedule_params, name)
+        self.batch_params = batch_params
+        self.dataset: Dataset | None = None
+        self.epoch = 0
+        """Epochs trained."""
+        self._ope_data: dict[str, Any] | None = None
+
+    def parameters(self) -> dict[str, Any]:
+        return {**super().parameters(), "batch": self.batch_params}
+
+    # -- building ---------------------------------------------------------------------------
+
+    def _build(self, context: RunContext) -> tuple[Environment, list[LevelManager]]:
+        schedule = self.schedule_params
+        for name in ("improve_steps", "steps_between_evaluation_periods"):
+            if not isinstance(getattr(schedule, name), Epochs):
+                raise CoachError(
+                    f"a batch RL schedule counts {name} in Epochs, got {getattr(schedule, name)!r}"
+                )
+        dataset = self._load_dataset()
+        environment = self.env_params.build()
+        try:
+            if not isinstance(environment, GymEnvironment):
+                raise CoachError("batch RL evaluates in a gymnasium environment (sync vectorized)")
+            first = environment.envs[0]
+            check_spaces(dataset, first.observation_space, first.action_space)
+            columns = transitions(dataset, self.env_params.observation_key)
+            count = len(columns["reward"])
+            params = copy.deepcopy(self.agent_params)
+            if params.memory is not None and getattr(params.memory, "max_size", count) < count:
+                params.memory.max_size = count  # the whole dataset, nothing overwritten
+            agent = self._make_agent(params, environment, context)
+            self._fill(agent, columns)
+        except BaseException:
+            environment.close()
+            raise
+        self.dataset = dataset
+        if self.logger is not None:
+            self.logger.info(
+                f"dataset {dataset.name}: {dataset.num_episodes} episodes, {count} transitions "
+                f"({dataset.path})"
+            )
+        if self.batch_params.off_policy_evaluation:
+            self._ope_data = self._prepare_ope(agent, dataset, columns)
+        return environment, [LevelManager("main_level", agent, environment)]
+
+    def _load_dataset(self) -> Dataset:
+        params = self.batch_params
+        if not params.dataset:
+            raise CoachError("a batch RL preset names its dataset: batch.dataset")
+        try:
+            return load_dataset(params.dataset)
+        except CoachError as error:
+            if params.dataset_recipe:
+                raise CoachError(f"{error}\nmake it with:\n{params.dataset_recipe}") from None
+            raise
+
+    def _make_agent(
+        self, params: AgentParameters, environment: Environment, context: RunContext
+    ) -> Agent:
+        from coach.logging.experiment_logger import AgentLogger
+
+        log = (
+            AgentLogger(self.logger, f"main_level.{params.name}")
+            if self.logger is not None
+            else None
+        )
+        return params.agent_class()(
+            params,
+            environment.observation_space,
+            environment.action_space,
+            environment.num_envs,
+            seed=self.agent_seed(0),
+            device=context.device,
+            log=log,
+        )
+
+    def _fill(self, agent: Agent, columns: dict[str, Any]) -> None:
+        """The dataset's transitions into the agent's memory, through its input filter."""
+        if agent.memory is None:
+            raise CoachError(f"{type(agent).__name__} has no memory to hold a dataset")
+        filters = agent.input_filter
+        state = filters.filter_observation(columns["state"], True)
+        next_state = filters.filter_observation(columns["next_state"], False)
+        reward = filters.filter_reward(columns["reward"].astype(np.float32), update=True)
+        agent.memory.store(
+            state,
+            columns["action"],
+            reward,
+            next_state,
+            columns["terminated"],
+            columns["truncated"],
+        )
+
+    # -- the clock --------------------------------------------------------------------------
+
+    def _total_env_steps(self) -> int:
+        """Gradient steps, plus the evaluations' env steps (which the logs' clock leaves
+        out): a batch run's logs and checkpoints count its gradient steps."""
+        own = self.environment.total_steps if self.environment is not None else 0
+        return own + self.training_steps
+
+    # -- the run ----------------------------------------------------------------------------
+
+    def improve(self) -> None:
+        """Epochs over the dataset, with off-policy estimates and real evaluations."""
+        schedule = self.schedule_params
+        epochs = schedule.improve_steps.num_steps
+        period = max(schedule.steps_between_evaluation_periods.num_steps, 1)
+        while self.epoch < epochs:
+            if self.stop_requested is not None:
+                from coach.graph_managers.graph_manager import RunInterrupted
+
+                raise RunInterrupted(self.stop_requested)
+            self.train_epoch()
+            self.off_policy_evaluation()
+            if schedule.evaluation_steps.num_steps > 0 and self.epoch % period == 0:
+                self.evaluation_period(schedule.evaluation_steps)
+            if self._checkpoints is not None and self._checkpoints.due(self.env_steps):
+                self.save_checkpoint()
+            if self.stopped_early:
+                return
+
+    def train_epoch(self) -> dict[str, float]:
+        """One pass: |dataset| / batch_size gradient steps; returns the mean losses."""
+        self.phase = RunPhase.TRAIN
+        agent = self.levels[0].agent
+        assert agent.memory is not None
+        batch_size = agent.params.algorithm.batch_size
+        steps = math.ceil(len(agent.memory) / batch_size)
+        started = time.perf_counter()
+        totals: dict[str, float] = {}
+        done = 0
+        while done < steps and self.stop_requested is None:
+            for name, value in agent.learn_from_batch(agent.memory.sample(batch_size)).items():
+                totals[name] = totals.get(name, 0.0) + value
+            agent.training_steps += 1
+            agent.training_rounds += 1
+            agent.after_training_round()
+            done += 1
+        if done == steps:  # an interrupted epoch is run again in full on --resume
+            self.epoch += 1
+        means = {name: total / max(done, 1) for name, total in totals.items()}
+        if self.logger is not None:
+            run = f"main_level.{agent.name}"
+            for name, value in means.items():
+                self.logger.scalar(run, f"Loss/{name}", value)
+            self.logger.scalar("graph", "Train/epoch", self.epoch)
+            seconds = time.perf_counter() - started
+            self.logger.scalar("graph", "Time/training_steps_per_second", done / seconds)
+            losses = "  ".join(f"{k} {v:.4g}" for k, v in means.items())
+            self.logger.info(
+                f"epoch {self.epoch:>3}/{self.schedule_params.improve_steps.num_steps}  "
+                f"{done} gradient steps in {seconds:.1f} s  {losses}"
+            )
+        if self.stop_requested is not None:
+            from coach.graph_managers.graph_manager import RunInterrupted
+
+            raise RunInterrupted(self.stop_requested)
+        return means
+
+    # -- off-policy evaluation --------------------------------------------------------------
+
+    def _prepare_ope(
+        self, agent: Agent, dataset: Dataset, columns: dict[str, Any]
+    ) -> dict[str, Any] | None:
+        """What every epoch's estimates share: the states, the logged probabilities and
+        the reward model's predictions; ``None`` where the estimates cannot be made."""
+        why = None
+        if "action_probabilities" not in columns["extras"]:
+            why = "the dataset did not log its action probabilities"
+        elif not hasattr(agent, "evaluation_policy"):
+            why = f"{type(agent).__name__} gives no action probabilities"
+        if why is not None:
+            if self.logger is not None:
+                self.logger.info(f"no off-policy evaluation: {why}")
+            return None
+        states = agent.input_filter.filter_observation(columns["state"], False)
+        actions = np.asarray(columns["action"], dtype=np.int64) - int(
+            getattr(agent.action_space, "start", 0)
+        )
+        logged = np.asarray(columns["extras"]["action_probabilities"], dtype=np.float64)
+        behaviour = logged[np.arange(len(actions)), actions]
+        model = RewardModel(
+            self.batch_params.reward_model,
+            agent.observation_space,
+            agent.action_space,
+            agent.torch_generator,
+        )
+        model.fit(
+            states,
+            actions,
+            np.asarray(columns["reward"], dtype=np.float32),
+            epochs=self.batch_params.reward_model_epochs,
+            batch_size=agent.params.algorithm.batch_size,
+        )
+        starts = np.flatnonzero(columns["episode_starts"])
+        return {
+            "states": states,
+            "actions": actions,
+            "rewards": np.asarray(columns["reward"], dtype=np.float64),
+            "behaviour": np.clip(behaviour, 1e-12, 1.0),
+            "reward_model": model.predict(states),
+            "bounds": list(zip(starts, [*starts[1:], len(actions)], strict=True)),
+        }
+
+    def off_policy_evaluation(self) -> dict[str, float] | None:
+        """The estimates of the agent's current policy on the dataset, logged as ``OPE/``."""
+        data = self._ope_data
+        if data is None:
+            return None
+        agent: Any = self.levels[0].agent
+        with torch.no_grad():
+            q_values, probabilities = agent.evaluation_policy(data["states"])
+        episodes = [
+            OPEEpisode(
+                actions=data["actions"][a:b],
+                rewards=data["rewards"][a:b],
+                behaviour_probabilities=data["behaviour"][a:b],
+                target_probabilities=probabilities[a:b],
+                reward_model=data["reward_model"][a:b],
+                q_values=q_values[a:b],
+            )
+            for a, b in data["bounds"]
+        ]
+        estimates = estimate(episodes, agent.params.algorithm.discount).as_dict()
+        if self.logger is not None:
+            # WIS is undefined (nan) when no episode follows the policy all the way.
+            for name, value in estimates.items():
+                if math.isfinite(value):
+                    self.logger.scalar("graph", f"OPE/{name}", value)
+            self.logger.info(
+                "off-policy evaluation: "
+                + "  ".join(
+                    f"{k} {v:.3f}" if math.isfinite(v) else f"{k} n/a" for k, v in estimates.items()
+                )
+            )
+        return estimates
+
+    # -- checkpoints ------------------------------------------------------------------------
+
+    def state_dict(self, include_memory: bool = False) -> dict[str, Any]:
+        state = super().state_dict(include_memory)
+        state["batch"] = {"epoch": self.epoch}
+        return state
+
+    def load_state_dict(self, state: dict[str, Any], whole_run: bool = True) -> None:
+        super().load_state_dict(state, whole_run)
+        if whole_run and "batch" in state:
+            self.epoch = int(state["batch"]["epoch"])

@@ -1,0 +1,28 @@
+"""Discrete BCQ (DDQN-BCQ, Fujimoto et al., 2019) on a fixed CartPole dataset.
+
+It learns from ``cartpole/dqn-half-v0``: about 50,000 transitions of a DQN agent that scores
+about half the maximum reward (see presets/_cartpole_batch.py for how the dataset is made).
+A behaviour model rules out the actions the dataset's agent would rarely take (below 0.3 of
+the most likely one's probability), in the bootstrap target and in acting. Off-policy
+estimates of the policy (OPE/ in TensorBoard) are logged after each epoch, next to the real
+evaluation.
+"""
+
+from coach import PresetValidation
+from coach.agents.bcq import DDQNBCQAgentParameters
+from coach.graph_managers.batch_rl import BatchRLGraphManager
+from coach.networks.heads import CategoricalPolicyHeadParameters
+from presets import _cartpole_batch
+
+agent = DDQNBCQAgentParameters()
+_cartpole_batch.q_learning(agent)
+agent.algorithm.threshold = 0.3
+agent.network_wrappers["imitation"] = _cartpole_batch.network(
+    CategoricalPolicyHeadParameters(name="logits"), target=False
+)
+
+graph_manager = BatchRLGraphManager(
+    agent, _cartpole_batch.environment(), _cartpole_batch.schedule(40), _cartpole_batch.batch()
+)
+
+validation = PresetValidation(min_reward=475, max_epochs=40, seeds=(0, 1, 2))

@@ -1,0 +1,21 @@
+"""Double DQN on a fixed CartPole dataset: batch RL without a constraint, the baseline of
+CartPole_DDQN_BCQ_BatchRL.
+
+It learns from ``cartpole/dqn-half-v0`` (see presets/_cartpole_batch.py for how the dataset is
+made), never acting in the environment except in the evaluations after each epoch. Q-learning
+on a fixed dataset overestimates the actions the data rarely took, which BCQ corrects.
+"""
+
+from coach import DDQNAgentParameters, PresetValidation
+from coach.graph_managers.batch_rl import BatchRLGraphManager
+from presets import _cartpole_batch
+
+agent = DDQNAgentParameters()
+_cartpole_batch.q_learning(agent)
+
+graph_manager = BatchRLGraphManager(
+    agent, _cartpole_batch.environment(), _cartpole_batch.schedule(40), _cartpole_batch.batch()
+)
+
+validation = PresetValidation(min_reward=475, max_epochs=40, seeds=(0,))
+"""What BCQ reaches on this data; plain DDQN is not expected to (the comparison)."""

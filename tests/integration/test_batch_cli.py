@@ -1,0 +1,66 @@
+"""Recording datasets and learning from them with the ``coach`` command, in real
+subprocesses: ``--record-dataset`` on a training run and on the evaluation of a checkpoint,
+then a batch preset on the recorded data."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from coach.datasets import load_dataset
+from tests.integration.coach_cli import COMMAND, SMALL, experiment
+
+
+def _coach(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "PYTHONUNBUFFERED": "1", "MINARI_DATASETS_PATH": str(root / "minari")}
+    return subprocess.run(
+        [*COMMAND, "-ep", str(root / "experiments"), *args],
+        cwd=root,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+
+
+def test_record_then_learn_from_the_dataset(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("MINARI_DATASETS_PATH", str(tmp_path / "minari"))
+    run = _coach(
+        tmp_path, "-p", "CartPole_DQN", "-e", "source", *SMALL, "--record-dataset", "test/run"
+    )
+    assert run.returncode == 0, run.stderr
+    assert "dataset test/run: " in run.stdout
+    dataset = load_dataset("test/run")
+    assert 0 < dataset.total_steps <= 1500 and dataset.num_episodes > 5
+    assert dataset.episodes[0].behaviour["action_probabilities"].shape[1] == 2
+    assert "CartPole_DQN" in str(dataset.metadata.get("description", ""))
+
+    # The name is taken: refused before anything runs or is written.
+    again = _coach(
+        tmp_path, "-p", "CartPole_DQN", "-e", "again", *SMALL, "--record-dataset", "test/run"
+    )
+    assert again.returncode == 2 and "already exists" in again.stderr
+    assert not (tmp_path / "experiments" / "again").exists()
+
+    # The evaluation of a checkpoint, recorded.
+    source = experiment(tmp_path / "experiments", "source")
+    evaluation = _coach(tmp_path, "-p", "CartPole_DQN", "-e", "eval", "-crd", str(source),
+                        "--evaluate", "3", "--record-dataset", "test/eval")  # fmt: skip
+    assert evaluation.returncode == 0, evaluation.stderr
+    assert load_dataset("test/eval").num_episodes == 3
+
+    # A batch preset learns from the recorded run.
+    batch = _coach(tmp_path, "-p", "CartPole_DDQN_BCQ_BatchRL", "-e", "batch",
+                   "-cp", "batch.dataset='test/run'", "-cp", "schedule.improve_steps=Epochs(1)",
+                   "-cp", "schedule.evaluation_steps=EnvironmentEpisodes(1)")  # fmt: skip
+    assert batch.returncode == 0, batch.stderr
+    assert "epoch   1/1" in batch.stdout and "off-policy evaluation: ips" in batch.stdout
+
+    # Recording goes with this process's environment only.
+    workers = _coach(tmp_path, "-p", "CartPole_DQN", "-n", "2", "--record-dataset", "test/w")
+    assert workers.returncode == 2 and "does not go with rollout workers" in workers.stderr

@@ -1,0 +1,180 @@
+"""Unit tests for coach/graph_managers/batch_rl.py and coach/environments/recording.py: a
+real CartPole run recorded into a local Minari dataset, and batch agents learning from it
+(DDQN-BCQ, CQL, behavioral cloning), with off-policy estimates read back from TensorBoard."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+
+from coach.agents.bc import BCAgentParameters
+from coach.agents.bcq import DDQNBCQAgentParameters
+from coach.agents.cql import CQLAgentParameters
+from coach.checkpoints import load_checkpoint
+from coach.core.run_phase import RunPhase
+from coach.core.step_units import EnvironmentEpisodes, EnvironmentSteps, Epochs
+from coach.datasets import load_dataset, transitions
+from coach.environments.gym_environment import GymEnvironmentParameters
+from coach.environments.recording import EpisodeRecorder
+from coach.errors import CoachError
+from coach.graph_managers.batch_rl import BatchRLGraphManager, BatchRLParameters, batch_schedule
+from coach.graph_managers.parameters import RunContext
+from coach.presets import load_preset
+
+NAME = "test/cartpole-dqn-v0"
+
+
+@pytest.fixture()
+def minari_root(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    root = tmp_path / "minari"
+    monkeypatch.setenv("MINARI_DATASETS_PATH", str(root))
+    return root
+
+
+def _record(steps: int = 3000, name: str = NAME) -> tuple[EpisodeRecorder, object]:
+    """A CartPole_DQN run of ``steps`` (heatup and training), recorded; returns the recorder
+    and the agent (whose replay memory holds the same steps)."""
+    graph = load_preset("CartPole_DQN").graph_manager
+    graph.schedule_params.heatup_steps = EnvironmentSteps(500)
+    graph.create_graph(RunContext(seed=3))
+    recorder = EpisodeRecorder(
+        graph.environment, graph.levels[0].agent, [RunPhase.HEATUP, RunPhase.TRAIN]
+    )
+    graph.heatup(EnvironmentSteps(500))
+    graph.train_and_act(EnvironmentSteps(steps - 500))
+    recorder.write(name, "a test run")
+    graph.close()
+    return recorder, graph.levels[0].agent
+
+
+def test_a_recorded_dataset_reloads_with_the_same_transitions(minari_root: Path) -> None:
+    recorder, agent = _record()
+    dataset = load_dataset(NAME)
+    assert dataset.num_episodes == len(recorder.episodes) > 10
+    assert dataset.total_steps == recorder.steps <= 3000
+    assert "the episodes collected" not in dataset.metadata.get("description", "a test run")
+    columns = transitions(dataset)
+    # The replay memory stored every step of the run, the unfinished last episodes too: the
+    # dataset's transitions are its first rows, the same values in the same order.
+    memory = agent.memory
+    n = len(columns["reward"])
+    np.testing.assert_array_equal(columns["state"]["observation"], memory.states["observation"][:n])
+    np.testing.assert_array_equal(columns["action"], memory.actions[:n])
+    np.testing.assert_array_equal(columns["reward"], memory.rewards[:n])
+    np.testing.assert_array_equal(
+        columns["next_state"]["observation"], memory.next_states["observation"][:n]
+    )
+    np.testing.assert_array_equal(columns["terminated"], memory.terminated[:n])
+    # The behaviour probabilities: uniform in heatup, e-greedy in training.
+    probabilities = columns["extras"]["action_probabilities"]
+    assert probabilities.shape == (n, 2)
+    np.testing.assert_allclose(probabilities.sum(axis=1), 1.0)
+    np.testing.assert_allclose(probabilities[:20], 0.5)
+    taken = probabilities[np.arange(n), columns["action"]]
+    assert taken.min() > 0 and (probabilities[500:].max(axis=1) > 0.5).any()
+
+
+def test_episodes_cut_by_an_evaluation_are_not_recorded(minari_root: Path) -> None:
+    graph = load_preset("CartPole_DQN").graph_manager
+    graph.create_graph(RunContext(seed=0))
+    recorder = EpisodeRecorder(graph.environment, graph.levels[0].agent, [RunPhase.HEATUP])
+    graph.heatup(EnvironmentSteps(105))
+    graph.evaluate(EnvironmentEpisodes(1))  # the heatup's open episode is dropped
+    graph.heatup(EnvironmentSteps(100))
+    graph.close()
+    for episode in recorder.episodes:
+        assert len(episode.rewards) == len(episode.actions) == len(episode.observations) - 1
+        assert episode.terminations[-1] or episode.truncations[-1]
+        assert not (episode.terminations[:-1] | episode.truncations[:-1]).any()
+    assert recorder.steps < 205
+
+
+def _batch_graph(agent, name: str = NAME, epochs: int = 2, **batch: object) -> BatchRLGraphManager:  # type: ignore[no-untyped-def]
+    agent.algorithm.batch_size = 128
+    return BatchRLGraphManager(
+        agent,
+        GymEnvironmentParameters(level="CartPole-v1"),
+        batch_schedule(epochs, evaluation_episodes=2),
+        BatchRLParameters(dataset=name, **batch),  # type: ignore[arg-type]
+    )
+
+
+def _scalars(directory: Path, run: str, tag: str) -> list[tuple[int, float]]:
+    events = EventAccumulator(str(directory / "tensorboard" / run))
+    events.Reload()
+    return [(e.step, e.value) for e in events.Scalars(tag)]
+
+
+def test_bcq_learns_epochs_over_the_dataset_with_estimates(
+    minari_root: Path, tmp_path: Path
+) -> None:
+    _record()
+    dataset = load_dataset(NAME)
+    graph = _batch_graph(DDQNBCQAgentParameters())
+    graph.create_graph(RunContext(seed=0, experiment_dir=tmp_path / "run", quiet=True))
+    try:
+        agent = graph.levels[0].agent
+        assert len(agent.memory) == dataset.total_steps
+        graph.improve()
+        per_epoch = -(-dataset.total_steps // 128)
+        assert graph.epoch == 2 and agent.training_steps == 2 * per_epoch
+        assert graph.env_steps == agent.training_steps  # the clock is the gradient steps
+        assert len(graph.evaluations) == 2 and graph.evaluations[1].env_steps == 2 * per_epoch
+        path = graph.save_checkpoint()
+    finally:
+        graph.close()
+    run = tmp_path / "run"
+    for name in ("ips", "dm", "dr", "sdr"):
+        points = _scalars(run, "graph", f"OPE/{name}")
+        assert [step for step, _ in points] == [per_epoch, 2 * per_epoch]
+        assert all(np.isfinite(value) for _, value in points)
+    dm = [v for _, v in _scalars(run, "graph", "OPE/dm")]
+    assert all(abs(v - 1.0) < 0.2 for v in dm)  # CartPole pays 1 per step: the model learns it
+    losses = _scalars(run, "main_level.agent", "Loss/imitation_loss")
+    # Mostly random actions in this short run: the behaviour model is near a coin (ln 2).
+    assert len(losses) == 2 and all(abs(v - np.log(2)) < 0.05 for _, v in losses)
+    assert _scalars(run, "graph", "Evaluation/mean_reward")
+    # A checkpoint carries the epochs: a resumed run goes on from there.
+    assert path is not None and load_checkpoint(path)["batch"] == {"epoch": 2}
+
+
+def test_cql_and_cloning_agents_train_on_the_dataset(minari_root: Path, tmp_path: Path) -> None:
+    _record(2000)
+    for agent in (CQLAgentParameters(), BCAgentParameters()):
+        graph = _batch_graph(agent, epochs=1, off_policy_evaluation=False)
+        graph.create_graph(RunContext(seed=0))
+        try:
+            graph.improve()
+            assert graph.epoch == 1 and graph.levels[0].agent.training_steps > 0
+            assert len(graph.evaluations) == 1
+        finally:
+            graph.close()
+
+
+def test_a_dataset_of_other_spaces_is_refused_with_both(minari_root: Path) -> None:
+    _record(1000)
+    graph = _batch_graph(DDQNBCQAgentParameters())
+    graph.env_params.level = "Acrobot-v1"
+    with pytest.raises(
+        CoachError, match=r"Box\(.*\(4,\).*Box\(.*\(6,\)|Discrete\(2\).*Discrete\(3\)"
+    ):
+        graph.create_graph(RunContext(seed=0))
+
+
+def test_a_missing_dataset_says_how_to_make_it(minari_root: Path) -> None:
+    recipe = "coach -p CartPole_DQN --record-dataset test/nothing"
+    graph = _batch_graph(DDQNBCQAgentParameters(), name="test/nothing-v0", dataset_recipe=recipe)
+    with pytest.raises(CoachError, match="make it with:\ncoach -p CartPole_DQN"):
+        graph.create_graph(RunContext(seed=0))
+
+
+def test_a_batch_schedule_counts_epochs(minari_root: Path) -> None:
+    _record(1000)
+    graph = _batch_graph(DDQNBCQAgentParameters())
+    graph.schedule_params.improve_steps = EnvironmentSteps(10)
+    with pytest.raises(CoachError, match="counts improve_steps in Epochs"):
+        graph.create_graph(RunContext(seed=0))
+    assert Epochs(3).num_steps == 3
