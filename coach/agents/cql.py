@@ -16,7 +16,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import torch
-import torch.nn.functional as F
 
 from coach.agents.ddqn import DDQNAgent, DDQNAgentParameters
 from coach.agents.dqn import DQNAlgorithmParameters
@@ -50,15 +49,8 @@ class CQLAgent(DDQNAgent):
     def td_loss(
         self, b: Batch, actions: torch.Tensor, discount: torch.Tensor | float
     ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-        algorithm = self.params.algorithm
         all_q = self.action_values(self.q_network(b.states))
         q = all_q.gather(1, actions[:, None]).squeeze(1)
-        with torch.no_grad():
-            not_terminal = 1.0 - b.terminated.float()
-            target = b.rewards + discount * not_terminal * self.bootstrap_values(b.next_states)
-        if algorithm.loss == "huber":
-            rows = F.huber_loss(q, target, delta=algorithm.huber_delta, reduction="none")
-        else:
-            rows = F.mse_loss(q, target, reduction="none")
+        rows, errors, detached = self.regression(q, b, discount)
         conservative = torch.logsumexp(all_q, dim=1) - q
-        return rows + algorithm.alpha * conservative, (q - target).detach().abs(), q.detach()
+        return rows + self.params.algorithm.alpha * conservative, errors, detached

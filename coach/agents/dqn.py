@@ -183,8 +183,15 @@ class DQNAgent(Agent):
         self, b: Batch, actions: torch.Tensor, discount: torch.Tensor | float
     ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         """Per row (B,): the loss, the TD error's magnitude (for priorities), Q(s, a)."""
-        algorithm = self.params.algorithm
         q = self.action_values(self.q_network(b.states)).gather(1, actions[:, None]).squeeze(1)
+        return self.regression(q, b, discount)
+
+    def regression(
+        self, q: torch.Tensor, b: Batch, discount: torch.Tensor | float
+    ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """`td_loss` from Q(s, a) (B,): the loss per row towards the bootstrapped target, the
+        TD error's magnitude and Q(s, a), detached."""
+        algorithm = self.params.algorithm
         with torch.no_grad():
             not_terminal = 1.0 - b.terminated.float()
             target = b.rewards + discount * not_terminal * self.bootstrap_values(b.next_states)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from coach.agents.agent import AgentParameters
+from coach.agents.agent import Agent, AgentParameters
 from coach.environments.environment import Environment
 from coach.environments.gym_environment import GymEnvironmentParameters
 from coach.graph_managers.graph_manager import GraphManager
@@ -43,14 +43,20 @@ class BasicRLGraphManager(GraphManager):
 
     def _build(self, context: RunContext) -> tuple[Environment, list[LevelManager]]:
         environment = self.env_params.build()
-        level_name = "main_level"
+        agent = self._make_agent(self.agent_params, environment, context)
+        return environment, [LevelManager("main_level", agent, environment)]
+
+    def _make_agent(
+        self, params: AgentParameters, environment: Environment, context: RunContext
+    ) -> Agent:
+        """The agent of ``params`` for ``environment``, logging to the main level's run."""
         log = (
-            AgentLogger(self.logger, f"{level_name}.{self.agent_params.name}")
+            AgentLogger(self.logger, f"main_level.{params.name}")
             if self.logger is not None
             else None
         )
-        agent = self.agent_params.agent_class()(
-            self.agent_params,
+        return params.agent_class()(
+            params,
             environment.observation_space,
             environment.action_space,
             environment.num_envs,
@@ -58,4 +64,3 @@ class BasicRLGraphManager(GraphManager):
             device=context.device,
             log=log,
         )
-        return environment, [LevelManager(level_name, agent, environment)]

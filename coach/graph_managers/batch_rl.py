@@ -155,26 +155,6 @@ class BatchRLGraphManager(BasicRLGraphManager):
                 raise CoachError(f"{error}\nmake it with:\n{params.dataset_recipe}") from None
             raise
 
-    def _make_agent(
-        self, params: AgentParameters, environment: Environment, context: RunContext
-    ) -> Agent:
-        from coach.logging.experiment_logger import AgentLogger
-
-        log = (
-            AgentLogger(self.logger, f"main_level.{params.name}")
-            if self.logger is not None
-            else None
-        )
-        return params.agent_class()(
-            params,
-            environment.observation_space,
-            environment.action_space,
-            environment.num_envs,
-            seed=self.agent_seed(0),
-            device=context.device,
-            log=log,
-        )
-
     def _fill(self, agent: Agent, columns: dict[str, Any]) -> None:
         """The dataset's transitions into the agent's memory, through its input filter."""
         if agent.memory is None:
