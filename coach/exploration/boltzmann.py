@@ -2,7 +2,8 @@
 
 Actions are drawn with probabilities softmax(Q / temperature): close values are tried about
 equally, clearly worse ones rarely. The temperature follows a schedule of the training env
-steps; evaluation is greedy.
+steps; evaluation is greedy, or softmax at ``evaluation_temperature`` (a stochastic policy
+to record a dataset with: its randomness is where its values are close).
 """
 
 from __future__ import annotations
@@ -26,9 +27,11 @@ class BoltzmannParameters:
         default_factory=lambda: LinearSchedule(1.0, 0.01, 50_000)
     )
     """The temperature as a function of the environment steps taken in training."""
+    evaluation_temperature: float = 0.0
+    """The temperature while evaluating; 0 is greedy."""
 
     def build(self, action_space: spaces.Space, rng: np.random.Generator) -> Boltzmann:
-        return Boltzmann(action_space, rng, self.temperature_schedule)
+        return Boltzmann(action_space, rng, self.temperature_schedule, self.evaluation_temperature)
 
 
 class Boltzmann(ExplorationPolicy):
@@ -41,41 +44,56 @@ class Boltzmann(ExplorationPolicy):
     """
 
     def __init__(
-        self, action_space: spaces.Space, rng: np.random.Generator, temperature_schedule: Schedule
+        self,
+        action_space: spaces.Space,
+        rng: np.random.Generator,
+        temperature_schedule: Schedule,
+        evaluation_temperature: float = 0.0,
     ) -> None:
         if not isinstance(action_space, spaces.Discrete):
             raise CoachError(
                 f"Boltzmann exploration needs a Discrete action space, got {action_space}"
             )
+        if evaluation_temperature < 0:
+            raise CoachError(f"evaluation_temperature must be >= 0, got {evaluation_temperature}")
         super().__init__(action_space, rng)
         self.start = int(action_space.start)
         self.temperature_schedule = temperature_schedule
+        self.evaluation_temperature = evaluation_temperature
 
     @property
     def temperature(self) -> float:
         return max(self.temperature_schedule.value(self.steps), 1e-8)
 
-    def probabilities(self, action_values: np.ndarray) -> np.ndarray:
+    def probabilities(
+        self, action_values: np.ndarray, temperature: float | None = None
+    ) -> np.ndarray:
         """softmax(values / temperature) per row, computed stably."""
-        logits = action_values / self.temperature
+        logits = action_values / (temperature or self.temperature)
         logits = logits - logits.max(axis=1, keepdims=True)
         weights = np.exp(logits)
         return weights / weights.sum(axis=1, keepdims=True)
 
+    def action_probabilities(self, action_values: np.ndarray, phase: RunPhase) -> np.ndarray:
+        if phase is RunPhase.EVALUATE:
+            if self.evaluation_temperature == 0:
+                return greedy_probabilities(action_values)
+            return self.probabilities(action_values, self.evaluation_temperature)
+        return self.probabilities(action_values)
+
     def get_action(self, action_values: np.ndarray, phase: RunPhase) -> np.ndarray:
         if phase is RunPhase.EVALUATE:
-            return action_values.argmax(axis=1) + self.start
-        self.steps += len(action_values)
-        cumulative = self.probabilities(action_values).cumsum(axis=1)
+            if self.evaluation_temperature == 0:
+                return action_values.argmax(axis=1) + self.start
+            probabilities = self.probabilities(action_values, self.evaluation_temperature)
+        else:
+            self.steps += len(action_values)
+            probabilities = self.probabilities(action_values)
+        cumulative = probabilities.cumsum(axis=1)
         draws = self.rng.random((len(action_values), 1))
         # The first action whose cumulative probability passes the draw (inverse CDF).
         actions = (draws > cumulative).sum(axis=1)
         return np.minimum(actions, action_values.shape[1] - 1) + self.start
-
-    def action_probabilities(self, action_values: np.ndarray, phase: RunPhase) -> np.ndarray:
-        if phase is RunPhase.EVALUATE:
-            return greedy_probabilities(action_values)
-        return self.probabilities(action_values)
 
     def values(self) -> dict[str, float]:
         return {"temperature": self.temperature}

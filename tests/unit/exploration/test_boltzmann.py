@@ -41,3 +41,41 @@ def test_temperature_follows_its_schedule() -> None:
 def test_refuses_continuous_actions() -> None:
     with pytest.raises(CoachError, match="Discrete"):
         Boltzmann(spaces.Box(-1, 1, (2,)), np.random.default_rng(0), ConstantSchedule(1.0))
+
+
+def test_an_evaluation_temperature_samples_and_gives_its_probabilities() -> None:
+    policy = BoltzmannParameters(evaluation_temperature=0.5).build(
+        spaces.Discrete(3), np.random.default_rng(0)
+    )
+    values = np.tile([[1.0, 0.5, 0.0]], (60_000, 1))
+    expected = np.exp(np.array([1.0, 0.5, 0.0]) / 0.5)
+    expected /= expected.sum()
+    actions = policy.get_action(values, RunPhase.EVALUATE)
+    assert policy.steps == 0  # evaluation does not move the schedule
+    np.testing.assert_allclose(
+        np.bincount(actions, minlength=3) / len(actions), expected, atol=0.01
+    )
+    np.testing.assert_allclose(
+        policy.action_probabilities(values[:1], RunPhase.EVALUATE)[0], expected
+    )
+    greedy = BoltzmannParameters().build(spaces.Discrete(3), np.random.default_rng(0))
+    assert greedy.action_probabilities(values[:1], RunPhase.EVALUATE).tolist() == [[1.0, 0.0, 0.0]]
+    with pytest.raises(CoachError, match="evaluation_temperature"):
+        BoltzmannParameters(evaluation_temperature=-1.0).build(
+            spaces.Discrete(3), np.random.default_rng(0)
+        )
+
+
+def test_e_greedy_probabilities_match_its_draws() -> None:
+    from coach.exploration.e_greedy import EGreedyParameters
+
+    policy = EGreedyParameters(epsilon_schedule=ConstantSchedule(0.3)).build(
+        spaces.Discrete(3), np.random.default_rng(1)
+    )
+    values = np.tile([[0.0, 2.0, 1.0]], (60_000, 1))
+    probabilities = policy.action_probabilities(values[:1], RunPhase.TRAIN)[0]
+    np.testing.assert_allclose(probabilities, [0.1, 0.8, 0.1])
+    actions = policy.get_action(values, RunPhase.TRAIN)
+    np.testing.assert_allclose(
+        np.bincount(actions, minlength=3) / len(actions), probabilities, atol=0.01
+    )
