@@ -62,10 +62,16 @@ class DDQNBCQAgent(DDQNAgent):
     def __init__(self, params: DDQNBCQAgentParameters, *args: Any, **kwargs: Any) -> None:
         if not 0.0 <= params.algorithm.threshold <= 1.0:
             raise CoachError(f"BCQ's threshold must be in [0, 1], got {params.algorithm.threshold}")
-        if "imitation" not in params.network_wrappers:
-            raise CoachError("DDQN-BCQ needs an 'imitation' network (the behaviour model)")
+        shared = "logits" in [h.name for h in params.network_wrappers["main"].heads]
+        if not shared and "imitation" not in params.network_wrappers:
+            raise CoachError(
+                "DDQN-BCQ needs a behaviour model: an 'imitation' network, or a 'logits' head "
+                "on its 'main' network"
+            )
         super().__init__(params, *args, **kwargs)
-        self.imitation = self.networks["imitation"]
+        self.shared = shared
+        """The behaviour model is a head of the Q network (Fujimoto et al.'s form)."""
+        self.imitation = self.q_network if shared else self.networks["imitation"]
 
     def allowed(self, states: dict[str, torch.Tensor]) -> torch.Tensor:
         """The actions the constraint lets through (B, A) bool: at least the most likely."""
@@ -87,6 +93,8 @@ class DDQNBCQAgent(DDQNAgent):
         return target.gather(1, best).squeeze(1)
 
     def learn_from_batch(self, batch: Batch) -> dict[str, float]:
+        if self.shared:
+            return self._learn_shared(batch)
         losses = super().learn_from_batch(batch)
         states = {k: torch.as_tensor(v, device=self.device) for k, v in batch.states.items()}
         actions = torch.as_tensor(batch.actions, device=self.device).long() - self.action_offset
@@ -95,3 +103,23 @@ class DDQNBCQAgent(DDQNAgent):
         penalty = self.params.algorithm.imitation_logit_penalty * logits.pow(2).mean()
         self.imitation.train_step(imitation + penalty)
         return {**losses, "imitation_loss": imitation.item()}
+
+    def _learn_shared(self, batch: Batch) -> dict[str, float]:
+        """One step on the TD loss and the imitation loss of the one network."""
+        b = batch.map(lambda a: torch.as_tensor(a, device=self.device))
+        actions = (b.actions - self.action_offset).long()
+        outputs = self.q_network(b.states)
+        q = self.action_values(outputs).gather(1, actions[:, None]).squeeze(1)
+        rows, td_errors, q_taken = self.regression(
+            q, b, b.extras.get("discount", self.params.algorithm.discount)
+        )
+        logits = outputs["logits"]
+        imitation = F.cross_entropy(logits, actions)
+        penalty = self.params.algorithm.imitation_logit_penalty * logits.pow(2).mean()
+        self.q_network.train_step(rows.mean() + imitation + penalty)
+        return {
+            "q_loss": rows.mean().item(),
+            "q_mean": q_taken.mean().item(),
+            "td_error": td_errors.mean().item(),
+            "imitation_loss": imitation.item(),
+        }

@@ -22,6 +22,7 @@ from coach.environments.recording import EpisodeRecorder
 from coach.errors import CoachError
 from coach.graph_managers.batch_rl import BatchRLGraphManager, BatchRLParameters, batch_schedule
 from coach.graph_managers.parameters import RunContext
+from coach.networks.heads import CategoricalPolicyHeadParameters, QHeadParameters
 from coach.presets import load_preset
 
 NAME = "test/cartpole-dqn-v0"
@@ -141,9 +142,26 @@ def test_bcq_learns_epochs_over_the_dataset_with_estimates(
     assert path is not None and load_checkpoint(path)["batch"] == {"epoch": 2}
 
 
+def _shared_bcq() -> DDQNBCQAgentParameters:
+    """BCQ in Fujimoto et al.'s form: the behaviour model a head of the Q network."""
+    agent = DDQNBCQAgentParameters()
+    main = agent.network_wrappers.pop("imitation") and agent.network_wrappers["main"]
+    main.heads = [QHeadParameters(), CategoricalPolicyHeadParameters(name="logits")]
+    return agent
+
+
+def test_bcq_needs_a_behaviour_model() -> None:
+    agent = DDQNBCQAgentParameters()
+    del agent.network_wrappers["imitation"]
+    environment = GymEnvironmentParameters(level="CartPole-v1").build()
+    environment.close()
+    with pytest.raises(CoachError, match="needs a behaviour model"):
+        agent.agent_class()(agent, environment.observation_space, environment.action_space, 1, 0)
+
+
 def test_cql_and_cloning_agents_train_on_the_dataset(minari_root: Path, tmp_path: Path) -> None:
     _record(2000)
-    for agent in (CQLAgentParameters(), BCAgentParameters()):
+    for agent in (CQLAgentParameters(), BCAgentParameters(), _shared_bcq()):
         graph = _batch_graph(agent, epochs=1, off_policy_evaluation=False)
         graph.create_graph(RunContext(seed=0))
         try:
