@@ -48,6 +48,9 @@ class PresetValidation:
     max_success_rate: float | None = None
     """The success rate no evaluation may exceed within the budget (a baseline that shows
     what a method adds, e.g. DQN without hindsight replay)."""
+    max_reward: float | None = None
+    """The mean reward no evaluation may exceed within the budget (a baseline, e.g. DDQN on
+    the dataset BCQ learns from)."""
     max_env_steps: int | None = None
     """Training env steps within which it is reached."""
     max_episodes: int | None = None
@@ -61,7 +64,8 @@ class PresetValidation:
         if (
             self.min_reward is None
             and self.min_success_rate is None
-            and (self.max_success_rate is None)
+            and self.max_success_rate is None
+            and self.max_reward is None
         ):
             raise CoachError("a PresetValidation needs min_reward, min_success_rate or a ceiling")
 
@@ -73,9 +77,15 @@ class PresetValidation:
             self.min_success_rate is None or success_rate >= self.min_success_rate
         )
 
-    def broken(self, success_rate: float) -> bool:
+    def ceiling(self) -> bool:
+        """A baseline's promise: to stay below a reward or success rate."""
+        return self.max_success_rate is not None or self.max_reward is not None
+
+    def broken(self, success_rate: float, mean_reward: float = float("-inf")) -> bool:
         """Whether an evaluation went above the ceiling."""
-        return self.max_success_rate is not None and success_rate > self.max_success_rate
+        return (self.max_success_rate is not None and success_rate > self.max_success_rate) or (
+            self.max_reward is not None and mean_reward > self.max_reward
+        )
 
     def describe(self) -> str:
         """The promise in a few characters, for tables."""
@@ -86,6 +96,8 @@ class PresetValidation:
             parts.append(f"success>={self.min_success_rate:g}")
         if self.max_success_rate is not None:
             parts.append(f"success<={self.max_success_rate:g}")
+        if self.max_reward is not None:
+            parts.append(f"<={self.max_reward:g}")
         return " ".join(parts)
 
 

@@ -1,7 +1,7 @@
 """Discrete BCQ (DDQN-BCQ, Fujimoto et al., 2019) on a fixed CartPole dataset.
 
-It learns from ``cartpole/dqn-half-v0``: about 50,000 transitions of a DQN agent that scores
-about half the maximum reward (see presets/_cartpole_batch.py for how the dataset is made).
+It learns from ``cartpole/ppo-half-v0``: about 50,000 transitions of a Clipped PPO agent that
+scores about half the maximum reward (see presets/_cartpole_batch.py for how the dataset is made).
 A behaviour model rules out the actions the dataset's agent would rarely take (below 0.3 of
 the most likely one's probability), in the bootstrap target and in acting. Off-policy
 estimates of the policy (OPE/ in TensorBoard) are logged after each epoch, next to the real

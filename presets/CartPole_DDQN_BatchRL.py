@@ -1,7 +1,7 @@
 """Double DQN on a fixed CartPole dataset: batch RL without a constraint, the baseline of
 CartPole_DDQN_BCQ_BatchRL.
 
-It learns from ``cartpole/dqn-half-v0`` (see presets/_cartpole_batch.py for how the dataset is
+It learns from ``cartpole/ppo-half-v0`` (see presets/_cartpole_batch.py for how the dataset is
 made), never acting in the environment except in the evaluations after each epoch. Q-learning
 on a fixed dataset overestimates the actions the data rarely took, which BCQ corrects.
 """
@@ -17,5 +17,5 @@ graph_manager = BatchRLGraphManager(
     agent, _cartpole_batch.environment(), _cartpole_batch.schedule(40), _cartpole_batch.batch()
 )
 
-validation = PresetValidation(min_reward=475, max_epochs=40, seeds=(0,))
-"""What BCQ reaches on this data; plain DDQN is not expected to (the comparison)."""
+validation = PresetValidation(max_reward=100, max_epochs=40, seeds=(0,))
+"""The baseline: on this data plain DDQN stays far below what BCQ reaches (475)."""

@@ -160,7 +160,10 @@ class OnPolicyAgent(Agent):
             value = self.values(tensors)
         self._last["log_prob"] = log_prob.cpu().numpy().astype(np.float32)
         self._last["value"] = value.cpu().numpy().astype(np.float32)
-        return ActionInfo(action=action.cpu().numpy(), log_prob=self._last["log_prob"])
+        info = ActionInfo(action=action.cpu().numpy(), log_prob=self._last["log_prob"])
+        if self.log_behaviour and isinstance(dist, CategoricalPolicy):  # a dataset records it
+            info.extras["action_probabilities"] = dist.log_probs.exp().cpu().numpy()
+        return info
 
     # -- collecting -------------------------------------------------------------------------
 

@@ -66,7 +66,7 @@ def run_case(
 
     def stop_when(result: EvaluationResult) -> bool:
         rate = result.success_rate
-        if validation.broken(rate):
+        if validation.broken(rate, result.mean_reward):
             broken.append(result.env_steps)
         elif validation.reached(result.mean_reward, rate) and not reached:
             reached.append((result.env_steps, time.perf_counter() - start))
@@ -89,10 +89,11 @@ def run_case(
         finally:
             graph.close()
     seconds = time.perf_counter() - start
-    if validation.max_success_rate is not None and not broken and graph.evaluations:
+    if validation.ceiling() and not broken and graph.evaluations:
         # A ceiling holds once the whole budget ran without breaking it.
         reached.append((graph.evaluations[-1].env_steps, seconds))
-    key = "success_rate" if validation.min_reward is None else "mean_reward"
+    rewarded = validation.min_reward is not None or validation.max_reward is not None
+    key = "mean_reward" if rewarded else "success_rate"
     best = max((getattr(e, key) for e in graph.evaluations), default=float("nan"))
     return GoldenResult(
         name,

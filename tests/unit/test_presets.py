@@ -86,3 +86,16 @@ def test_python_preset_errors_name_file_and_line(tmp_path: Path) -> None:
         load_preset(str(empty))
     with pytest.raises(CoachError, match="no preset file"):
         load_preset(str(tmp_path / "missing.py"))
+
+
+def test_a_reward_ceiling_is_a_baseline_promise() -> None:
+    from coach.presets import PresetValidation
+
+    baseline = PresetValidation(max_reward=100, max_epochs=40)
+    assert baseline.ceiling() and baseline.describe() == "<=100"
+    assert not baseline.reached(500.0, 0.0)  # nothing to reach: it holds by staying below
+    assert baseline.broken(0.0, 100.5) and not baseline.broken(0.0, 99.0)
+    target = PresetValidation(min_reward=475, max_epochs=40)
+    assert not target.ceiling() and target.reached(480.0, 0.0) and not target.broken(0.0, 500)
+    with pytest.raises(CoachError, match="needs min_reward"):
+        PresetValidation(max_epochs=40)

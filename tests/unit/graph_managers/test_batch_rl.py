@@ -78,6 +78,20 @@ def test_a_recorded_dataset_reloads_with_the_same_transitions(minari_root: Path)
     assert taken.min() > 0 and (probabilities[500:].max(axis=1) > 0.5).any()
 
 
+def test_a_policy_agent_logs_the_probabilities_it_samples_from(minari_root: Path) -> None:
+    graph = load_preset("CartPole_ClippedPPO").graph_manager
+    graph.create_graph(RunContext(seed=0))
+    agent = graph.levels[0].agent
+    recorder = EpisodeRecorder(graph.environment, agent, [RunPhase.TRAIN])
+    graph.train_and_act(EnvironmentSteps(2000))
+    graph.close()
+    episode = recorder.episodes[0]
+    probabilities = episode.behaviour["action_probabilities"]
+    assert probabilities.shape == (len(episode.rewards), 2)
+    np.testing.assert_allclose(probabilities.sum(axis=1), 1.0, rtol=1e-5)
+    assert ((probabilities > 0.05) & (probabilities < 0.95)).any()  # a stochastic policy
+
+
 def test_episodes_cut_by_an_evaluation_are_not_recorded(minari_root: Path) -> None:
     graph = load_preset("CartPole_DQN").graph_manager
     graph.create_graph(RunContext(seed=0))
