@@ -342,7 +342,11 @@ def _run(opts: RunOptions) -> int:
         from coach.logging.video import EvaluationVideo
 
         graph.video = EvaluationVideo(directory / "videos", mp4=opts.dump_mp4, gif=opts.dump_gifs)
-    recorder = _recorder(graph, opts) if opts.record_dataset is not None else None
+    recorder, dataset = None, opts.record_dataset or ""
+    if dataset:
+        from coach.environments.recording import record_run
+
+        recorder = record_run(graph, evaluating=opts.evaluate is not None)
     _install_signal_handlers(graph)
     try:
         if opts.evaluate is not None:
@@ -362,7 +366,7 @@ def _run(opts: RunOptions) -> int:
             f"continue with: coach --resume {directory}"
         )
         if recorder is not None:  # the whole episodes so far are kept
-            _write_dataset(recorder, opts, preset.name, logger)
+            recorder.save(dataset, " ".join(["coach", *sys.argv[1:]]), logger)
         graph.close()
         return 128 + stop.signum
     except KeyboardInterrupt:
@@ -373,7 +377,7 @@ def _run(opts: RunOptions) -> int:
         graph.close()  # whatever went wrong, what was logged so far reaches the disk
         raise
     if recorder is not None:
-        _write_dataset(recorder, opts, preset.name, logger)
+        recorder.save(dataset, " ".join(["coach", *sys.argv[1:]]), logger)
     best = max(graph.evaluations, key=lambda e: e.mean_reward, default=None)
     if best is not None and opts.evaluate is None:
         successes = [e for e in graph.evaluations if e.successes]
@@ -387,37 +391,6 @@ def _run(opts: RunOptions) -> int:
         )
     graph.close()
     return 0
-
-
-def _recorder(graph: Any, opts: RunOptions) -> Any:
-    """Record the episodes of the run's environment: training's, or the evaluation's."""
-    from coach.core.run_phase import RunPhase
-    from coach.environments.gym_environment import GymEnvironment
-    from coach.environments.recording import EpisodeRecorder
-
-    if not isinstance(graph.environment, GymEnvironment):
-        raise CoachError(
-            f"--record-dataset records a gymnasium environment stepped in this process "
-            f"(vectorization 'sync'), not a {type(graph.environment).__name__}"
-        )
-    phases = [RunPhase.EVALUATE] if opts.evaluate is not None else [RunPhase.HEATUP, RunPhase.TRAIN]
-    return EpisodeRecorder(graph.environment, graph.levels[0].agent, phases)
-
-
-def _write_dataset(recorder: Any, opts: RunOptions, preset: str, logger: Any) -> None:
-    assert opts.record_dataset is not None
-    if not recorder.episodes:
-        logger.info(f"no whole episode to record: dataset {opts.record_dataset} not written")
-        return
-    command = " ".join(["coach", *sys.argv[1:]])
-    what = "the evaluation episodes" if opts.evaluate is not None else "the episodes collected"
-    path = recorder.write(
-        opts.record_dataset, f"{what} by `{command}` (preset {preset}), with Coach"
-    )
-    logger.info(
-        f"dataset {opts.record_dataset}: {len(recorder.episodes)} episodes, "
-        f"{recorder.steps} steps written to {path}"
-    )
 
 
 if __name__ == "__main__":

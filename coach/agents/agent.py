@@ -289,20 +289,25 @@ class Agent:
             # rounds are skipped, not made up for later.
             self.training_rounds += due
             return 0
-        steps = 0
+        steps = algorithm.num_consecutive_training_steps
         for _ in range(due):
-            totals: dict[str, float] = {}
-            for _ in range(algorithm.num_consecutive_training_steps):
-                losses = self.learn_from_batch(memory.sample(algorithm.batch_size))
-                for name, value in losses.items():
-                    totals[name] = totals.get(name, 0.0) + value
-                steps += 1
-            self.training_rounds += 1
-            self.training_steps += algorithm.num_consecutive_training_steps
-            for name, total in totals.items():
-                self.log.scalar(f"Loss/{name}", total / algorithm.num_consecutive_training_steps)
-            self.after_training_round()
-        return steps
+            for name, mean in self.training_round(steps).items():
+                self.log.scalar(f"Loss/{name}", mean)
+        return due * steps
+
+    def training_round(self, steps: int) -> dict[str, float]:
+        """``steps`` gradient steps on batches sampled from the memory, then the round's
+        bookkeeping (`after_training_round`); returns the mean of each named loss."""
+        assert self.memory is not None
+        totals: dict[str, float] = {}
+        for _ in range(steps):
+            losses = self.learn_from_batch(self.memory.sample(self.params.algorithm.batch_size))
+            for name, value in losses.items():
+                totals[name] = totals.get(name, 0.0) + value
+        self.training_rounds += 1
+        self.training_steps += steps
+        self.after_training_round()
+        return {name: total / steps for name, total in totals.items()}
 
     # -- rollout workers (coach.parallel) ---------------------------------------------------
 

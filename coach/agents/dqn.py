@@ -125,13 +125,11 @@ class DQNAgent(Agent):
             inputs = self.tensors(state)
             values = self.action_values(self.q_network(inputs))
             q_values = self.acting_values(values, inputs).cpu().numpy()
-        info = ActionInfo(action=np.empty(0), action_values=q_values)
+        extras = {}
         if self.log_behaviour:  # before get_action moves the exploration's clock on
-            info.extras["action_probabilities"] = self.policy.action_probabilities(
-                q_values, self.phase
-            )
-        info.action = self.policy.get_action(q_values, self.phase)
-        return info
+            extras["action_probabilities"] = self.policy.action_probabilities(q_values, self.phase)
+        action = self.policy.get_action(q_values, self.phase)
+        return ActionInfo(action=action, action_values=q_values, extras=extras)
 
     def evaluation_policy(self, states: Observation) -> tuple[np.ndarray, np.ndarray]:
         """For off-policy evaluation: Q(s, .) and the probability of every action under the

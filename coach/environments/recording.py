@@ -23,6 +23,7 @@ from coach.core.run_phase import RunPhase
 from coach.core.types import EnvResponse
 from coach.datasets import Episode, write_dataset
 from coach.environments.gym_environment import GymEnvironment
+from coach.errors import CoachError
 
 
 class _OpenEpisode:
@@ -128,6 +129,19 @@ class EpisodeRecorder:
             if done:  # the copy starts a new episode, recorded from its first step
                 self._open[i] = _OpenEpisode(self._raw(response.observation, i))
 
+    def save(self, name: str, command: str, logger: Any) -> None:
+        """Write the episodes recorded so far as dataset ``name``, saying so in the run's log
+        (``command`` is what made them, kept in the dataset's description)."""
+        if not self.episodes:
+            logger.info(f"no whole episode to record: dataset {name} not written")
+            return
+        evaluating = self.phases == {RunPhase.EVALUATE}
+        what = "the evaluation episodes" if evaluating else "the episodes collected"
+        path = self.write(name, f"{what} by `{command}`, with Coach")
+        logger.info(
+            f"dataset {name}: {len(self.episodes)} episodes, {self.steps} steps written to {path}"
+        )
+
     def write(self, name: str, description: str) -> Path:
         """Write the whole episodes recorded as the local Minari dataset ``name``."""
         first = self.environment.envs[0]
@@ -140,3 +154,15 @@ class EpisodeRecorder:
             algorithm_name=type(self.agent).__name__,
             description=description,
         )
+
+
+def record_run(graph: Any, evaluating: bool) -> EpisodeRecorder:
+    """Record the episodes of a run's environment (``--record-dataset``): training's
+    (heatup and training), or with ``evaluating`` the evaluation's."""
+    if not isinstance(graph.environment, GymEnvironment):
+        raise CoachError(
+            f"--record-dataset records a gymnasium environment stepped in this process "
+            f"(vectorization 'sync'), not a {type(graph.environment).__name__}"
+        )
+    phases = [RunPhase.EVALUATE] if evaluating else [RunPhase.HEATUP, RunPhase.TRAIN]
+    return EpisodeRecorder(graph.environment, graph.levels[0].agent, phases)

@@ -37,6 +37,7 @@ from coach.environments.environment import Environment
 from coach.environments.gym_environment import GymEnvironment, GymEnvironmentParameters
 from coach.errors import CoachError
 from coach.graph_managers.basic_rl import BasicRLGraphManager
+from coach.graph_managers.graph_manager import RunInterrupted
 from coach.graph_managers.parameters import RunContext, ScheduleParameters
 from coach.level_manager import LevelManager
 from coach.networks.parameters import MiddlewareParameters, NetworkParameters
@@ -188,10 +189,6 @@ class BatchRLGraphManager(BasicRLGraphManager):
         epochs = schedule.improve_steps.num_steps
         period = max(schedule.steps_between_evaluation_periods.num_steps, 1)
         while self.epoch < epochs:
-            if self.stop_requested is not None:
-                from coach.graph_managers.graph_manager import RunInterrupted
-
-                raise RunInterrupted(self.stop_requested)
             self.train_epoch()
             self.off_policy_evaluation()
             if schedule.evaluation_steps.num_steps > 0 and self.epoch % period == 0:
@@ -206,17 +203,14 @@ class BatchRLGraphManager(BasicRLGraphManager):
         self.phase = RunPhase.TRAIN
         agent = self.levels[0].agent
         assert agent.memory is not None
-        batch_size = agent.params.algorithm.batch_size
-        steps = math.ceil(len(agent.memory) / batch_size)
+        steps = math.ceil(len(agent.memory) / agent.params.algorithm.batch_size)
         started = time.perf_counter()
         totals: dict[str, float] = {}
         done = 0
         while done < steps and self.stop_requested is None:
-            for name, value in agent.learn_from_batch(agent.memory.sample(batch_size)).items():
+            # One step per round: target syncs and the like keep their gradient-step clock.
+            for name, value in agent.training_round(1).items():
                 totals[name] = totals.get(name, 0.0) + value
-            agent.training_steps += 1
-            agent.training_rounds += 1
-            agent.after_training_round()
             done += 1
         if done == steps:  # an interrupted epoch is run again in full on --resume
             self.epoch += 1
@@ -234,8 +228,6 @@ class BatchRLGraphManager(BasicRLGraphManager):
                 f"{done} gradient steps in {seconds:.1f} s  {losses}"
             )
         if self.stop_requested is not None:
-            from coach.graph_managers.graph_manager import RunInterrupted
-
             raise RunInterrupted(self.stop_requested)
         return means
 
