@@ -9,7 +9,6 @@ baseline that batch RL (CartPole_DDQN_BCQ_BatchRL) improves on.
 
 from coach import PresetValidation
 from coach.agents.bc import BCAgentParameters
-from coach.graph_managers.batch_rl import BatchRLGraphManager
 from coach.networks.heads import CategoricalPolicyHeadParameters
 from presets import _cartpole_batch
 
@@ -19,9 +18,7 @@ agent.network_wrappers["main"] = _cartpole_batch.network(
     CategoricalPolicyHeadParameters(name="logits"), target=False
 )
 
-graph_manager = BatchRLGraphManager(
-    agent, _cartpole_batch.environment(), _cartpole_batch.schedule(20), _cartpole_batch.batch()
-)
+graph_manager = _cartpole_batch.graph(agent, 20)
 
 validation = PresetValidation(min_reward=300, max_epochs=20, seeds=(0, 1, 2))
 """Above the behaviour's own mean (243.9), below what BCQ reaches on the same data."""

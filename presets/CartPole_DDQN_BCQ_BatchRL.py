@@ -10,7 +10,6 @@ evaluation.
 
 from coach import PresetValidation
 from coach.agents.bcq import DDQNBCQAgentParameters
-from coach.graph_managers.batch_rl import BatchRLGraphManager
 from coach.networks.heads import CategoricalPolicyHeadParameters
 from presets import _cartpole_batch
 
@@ -21,8 +20,6 @@ agent.network_wrappers["imitation"] = _cartpole_batch.network(
     CategoricalPolicyHeadParameters(name="logits"), target=False
 )
 
-graph_manager = BatchRLGraphManager(
-    agent, _cartpole_batch.environment(), _cartpole_batch.schedule(40), _cartpole_batch.batch()
-)
+graph_manager = _cartpole_batch.graph(agent, 40)
 
 validation = PresetValidation(min_reward=475, max_epochs=40, seeds=(0, 1, 2))

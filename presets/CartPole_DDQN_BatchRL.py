@@ -7,15 +7,12 @@ on a fixed dataset overestimates the actions the data rarely took, which BCQ cor
 """
 
 from coach import DDQNAgentParameters, PresetValidation
-from coach.graph_managers.batch_rl import BatchRLGraphManager
 from presets import _cartpole_batch
 
 agent = DDQNAgentParameters()
 _cartpole_batch.q_learning(agent)
 
-graph_manager = BatchRLGraphManager(
-    agent, _cartpole_batch.environment(), _cartpole_batch.schedule(40), _cartpole_batch.batch()
-)
+graph_manager = _cartpole_batch.graph(agent, 40)
 
 validation = PresetValidation(max_reward=100, max_epochs=40, seeds=(0,))
 """The baseline: on this data plain DDQN stays far below what BCQ reaches (475)."""

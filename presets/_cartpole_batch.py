@@ -23,15 +23,15 @@ recording what it does:
 from __future__ import annotations
 
 from coach import (
-    EnvironmentEpisodes,
     GymEnvironmentParameters,
     MiddlewareParameters,
     NetworkParameters,
     QHeadParameters,
     TrainingSteps,
 )
+from coach.agents.agent import AgentParameters
 from coach.agents.dqn import DQNAgentParameters
-from coach.graph_managers.batch_rl import BatchRLParameters, batch_schedule
+from coach.graph_managers.batch_rl import BatchRLGraphManager, BatchRLParameters, batch_schedule
 from coach.networks.heads import HeadParameters
 
 DATASET = "cartpole/ppo-half-v0"
@@ -51,8 +51,12 @@ def batch(dataset: str = DATASET, recipe: str = RECIPE) -> BatchRLParameters:
     return BatchRLParameters(dataset=dataset, dataset_recipe=recipe)
 
 
-def schedule(epochs: int):  # type: ignore[no-untyped-def]
-    return batch_schedule(epochs, evaluation_episodes=10)
+def graph(agent: AgentParameters, epochs: int) -> BatchRLGraphManager:
+    """``agent`` learning from the dataset for ``epochs``, evaluated over 10 episodes after
+    each."""
+    return BatchRLGraphManager(
+        agent, environment(), batch_schedule(epochs, evaluation_episodes=10), batch()
+    )
 
 
 def network(head: HeadParameters | None = None, target: bool = True) -> NetworkParameters:
@@ -75,6 +79,3 @@ def q_learning(agent: DQNAgentParameters) -> None:
 
 def environment() -> GymEnvironmentParameters:
     return GymEnvironmentParameters(level="CartPole-v1")
-
-
-EVALUATION = EnvironmentEpisodes(10)
