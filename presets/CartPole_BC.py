@@ -10,11 +10,11 @@ baseline that batch RL (CartPole_DDQN_BCQ_BatchRL) improves on.
 from coach import PresetValidation
 from coach.agents.bc import BCAgentParameters
 from coach.networks.heads import CategoricalPolicyHeadParameters
-from presets import _cartpole_batch
+from presets import _batch, _cartpole_batch
 
 agent = BCAgentParameters()
 agent.algorithm.batch_size = 128
-agent.network_wrappers["main"] = _cartpole_batch.network(
+agent.network_wrappers["main"] = _batch.network(
     CategoricalPolicyHeadParameters(name="logits"), target=False
 )
 

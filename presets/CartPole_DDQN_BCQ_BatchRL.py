@@ -11,12 +11,12 @@ evaluation.
 from coach import PresetValidation
 from coach.agents.bcq import DDQNBCQAgentParameters
 from coach.networks.heads import CategoricalPolicyHeadParameters
-from presets import _cartpole_batch
+from presets import _batch, _cartpole_batch
 
 agent = DDQNBCQAgentParameters()
-_cartpole_batch.q_learning(agent)
+_batch.q_learning(agent)
 agent.algorithm.threshold = 0.3
-agent.network_wrappers["imitation"] = _cartpole_batch.network(
+agent.network_wrappers["imitation"] = _batch.network(
     CategoricalPolicyHeadParameters(name="logits"), target=False
 )
 

@@ -7,10 +7,10 @@ on a fixed dataset overestimates the actions the data rarely took, which BCQ cor
 """
 
 from coach import DDQNAgentParameters, PresetValidation
-from presets import _cartpole_batch
+from presets import _batch, _cartpole_batch
 
 agent = DDQNAgentParameters()
-_cartpole_batch.q_learning(agent)
+_batch.q_learning(agent)
 
 graph_manager = _cartpole_batch.graph(agent, 40)
 

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from gymnasium import spaces
 
 from coach.core.run_phase import RunPhase
 from coach.core.step_units import EnvironmentSteps
@@ -62,12 +63,16 @@ def test_batch_preset_runs_an_epoch(
     name: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A batch preset learns one epoch from a small dataset recorded under its dataset's
-    name (random actions in its environment), then evaluates for an episode."""
+    name (random actions in its environment: a DQN agent's heatup for discrete actions, a
+    SAC agent's for continuous ones), then evaluates for an episode."""
     monkeypatch.setenv("MINARI_DATASETS_PATH", str(tmp_path / "minari"))
     preset = load_preset(name)
     graph = preset.graph_manager
     assert isinstance(graph, BatchRLGraphManager) and graph.batch_params.dataset_recipe
-    source = load_preset("CartPole_DQN").graph_manager
+    probe = graph.env_params.make_env()
+    discrete = isinstance(probe.action_space, spaces.Discrete)
+    probe.close()
+    source = load_preset("CartPole_DQN" if discrete else "Pendulum_SAC").graph_manager
     source.env_params = graph.env_params
     source.create_graph(RunContext(seed=0))
     recorder = EpisodeRecorder(source.environment, source.levels[0].agent, [RunPhase.HEATUP])

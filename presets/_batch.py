@@ -1,0 +1,51 @@
+"""What the batch-RL presets share: their networks, the Q-learning settings, the graph.
+
+Each dataset is named with the commands that make it (its recipe), which a batch run shows
+when the dataset is missing. Not a preset itself.
+"""
+
+from __future__ import annotations
+
+from coach import (
+    GymEnvironmentParameters,
+    MiddlewareParameters,
+    NetworkParameters,
+    QHeadParameters,
+    TrainingSteps,
+)
+from coach.agents.agent import AgentParameters
+from coach.agents.dqn import DQNAgentParameters
+from coach.graph_managers.batch_rl import BatchRLGraphManager, BatchRLParameters, batch_schedule
+from coach.networks.heads import HeadParameters
+
+
+def graph(
+    agent: AgentParameters, level: str, dataset: str, recipe: str, epochs: int
+) -> BatchRLGraphManager:
+    """``agent`` learning from ``dataset`` for ``epochs``, evaluated in ``level`` over 10
+    episodes after each."""
+    return BatchRLGraphManager(
+        agent,
+        GymEnvironmentParameters(level=level),
+        batch_schedule(epochs, evaluation_episodes=10),
+        BatchRLParameters(dataset=dataset, dataset_recipe=recipe),
+    )
+
+
+def network(head: HeadParameters | None = None, target: bool = True) -> NetworkParameters:
+    """Two hidden layers of 256 (a Q head unless ``head`` is given), learning rate 1e-3."""
+    return NetworkParameters(
+        middleware=MiddlewareParameters(scheme=[256, 256]),
+        heads=[head or QHeadParameters()],
+        learning_rate=1e-3,
+        create_target_network=target,
+    )
+
+
+def q_learning(agent: DQNAgentParameters) -> None:
+    """Batches of 128; the target network refreshed every 100 gradient steps."""
+    agent.algorithm.discount = 0.99
+    agent.algorithm.batch_size = 128
+    agent.algorithm.num_steps_between_copying_online_weights_to_target = TrainingSteps(100)
+    agent.exploration.evaluation_epsilon = 0.0
+    agent.network_wrappers["main"] = network()
