@@ -45,6 +45,10 @@ class DQNAlgorithmParameters(AlgorithmParameters):
     )
     """Training env steps (or gradient steps, as batch RL counts) between two copies of the
     online weights into the target network."""
+    target_update_rate: float = 1.0
+    """How far each of those syncs moves the target towards the online weights: 1 copies
+    them; a small rate synced every gradient step (0.005 with ``TrainingSteps(1)``) is
+    Polyak averaging, a target that drifts instead of jumping."""
     loss: str = "huber"
     """The TD loss: ``huber`` or ``mse``."""
     huber_delta: float = 1.0
@@ -80,6 +84,11 @@ class DQNAgent(Agent):
     def __init__(self, params: DQNAgentParameters, *args: Any, **kwargs: Any) -> None:
         if params.algorithm.loss not in LOSSES:
             raise CoachError(f"unknown loss {params.algorithm.loss!r}; choose from {LOSSES}")
+        if not 0.0 < params.algorithm.target_update_rate <= 1.0:
+            raise CoachError(
+                f"algorithm.target_update_rate is a fraction in (0, 1], got "
+                f"{params.algorithm.target_update_rate}"
+            )
         super().__init__(params, *args, **kwargs)
         self.q_network = self.networks["main"]
         if self.exploration is None:
@@ -226,7 +235,7 @@ class DQNAgent(Agent):
         )
         due = clock // max(period.num_steps, 1)
         if due > self.target_syncs:
-            self.q_network.update_target()
+            self.q_network.update_target(self.params.algorithm.target_update_rate)
             self.target_syncs = int(due)
 
     # -- checkpoints ------------------------------------------------------------------------

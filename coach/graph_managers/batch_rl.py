@@ -160,6 +160,13 @@ class BatchRLGraphManager(BasicRLGraphManager):
         """The dataset's transitions into the agent's memory, through its input filter."""
         if agent.memory is None:
             raise CoachError(f"{type(agent).__name__} has no memory to hold a dataset")
+        extras = sorted(agent.memory_extras())
+        if extras:
+            raise CoachError(
+                f"{type(agent).__name__} stores {extras} with each transition, which a "
+                f"dataset's one-step transitions do not give (n-step returns: keep "
+                f"agent.algorithm.n_step at 1 in batch RL)"
+            )
         filters = agent.input_filter
         state = filters.filter_observation(columns["state"], True)
         next_state = filters.filter_observation(columns["next_state"], False)

@@ -9,7 +9,7 @@ from gymnasium import spaces
 
 from coach.agents.dqn import DQNAgent, DQNAgentParameters
 from coach.core.run_phase import RunPhase
-from coach.core.step_units import EnvironmentSteps
+from coach.core.step_units import EnvironmentSteps, TrainingSteps
 from coach.core.types import Batch
 from coach.errors import CoachError
 
@@ -191,6 +191,29 @@ def test_target_syncs_follow_the_training_env_steps() -> None:
     assert agent.target_syncs == 2
     assert torch.equal(agent.q_network.target.heads[0].bias, online_state["heads.0.bias"])
     assert agent.state_dict()["counters"]["target_syncs"] == 2
+
+
+def test_a_target_update_rate_moves_the_target_part_of_the_way() -> None:
+    params = _params()
+    params.algorithm.num_steps_between_copying_online_weights_to_target = TrainingSteps(1)
+    params.algorithm.target_update_rate = 0.25
+    agent = _agent(params)
+    before = agent.q_network.target.heads[0].bias.clone()
+    agent.learn_from_batch(_batch())
+    online = agent.q_network.online.heads[0].bias.detach().clone()
+    agent.training_steps = 1
+    agent.after_training_round()
+    expected = before + 0.25 * (online - before)
+    torch.testing.assert_close(agent.q_network.target.heads[0].bias, expected)
+    assert not torch.equal(online, before)
+
+
+@pytest.mark.parametrize("rate", [0.0, 1.5])
+def test_a_target_update_rate_outside_0_1_is_refused(rate: float) -> None:
+    params = _params()
+    params.algorithm.target_update_rate = rate
+    with pytest.raises(CoachError, match=r"target_update_rate is a fraction in \(0, 1\]"):
+        _agent(params)
 
 
 # -- determinism --------------------------------------------------------------------------

@@ -196,6 +196,15 @@ def test_a_dataset_of_other_spaces_is_refused_with_both(minari_root: Path) -> No
         graph.create_graph(RunContext(seed=0))
 
 
+def test_n_step_returns_are_refused_with_the_field_to_change(minari_root: Path) -> None:
+    _record(1000)
+    agent = DDQNBCQAgentParameters()
+    agent.algorithm.n_step = 3
+    graph = _batch_graph(agent)
+    with pytest.raises(CoachError, match=r"\['discount'\].*agent\.algorithm\.n_step at 1"):
+        graph.create_graph(RunContext(seed=0))
+
+
 def test_a_missing_dataset_says_how_to_make_it(minari_root: Path) -> None:
     recipe = "coach -p CartPole_DQN --record-dataset test/nothing"
     graph = _batch_graph(DDQNBCQAgentParameters(), name="test/nothing-v0", dataset_recipe=recipe)
