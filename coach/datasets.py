@@ -2,9 +2,10 @@
 
 Minari is Farama's standard format for offline RL. A run records the episodes it collects
 (``coach -p PRESET --record-dataset NAME``) with `write_dataset`, and a batch preset reads them
-back with `load_dataset`, checks them against its environment with `check_spaces` and flattens
-them into transitions with `transitions`. Only local datasets are read: nothing is downloaded
-(``minari download ID`` fetches a remote one into the same local root).
+back with `load_dataset`, checks them against its environment with
+`coach.dataset_checks.check_spaces` and flattens them into transitions with `transitions`.
+Only local datasets are read: nothing is downloaded (``minari download ID`` fetches a remote
+one into the same local root).
 
 Datasets live under Minari's root, ``$MINARI_DATASETS_PATH`` (default ``~/.minari/datasets``),
 one directory per id ``(namespace/)(env_name/)dataset_name-vN`` holding ``data/``.
@@ -41,16 +42,9 @@ from minari.dataset.minari_dataset import DATASET_ID_RE
 from minari.dataset.minari_storage import MinariStorage
 from minari.storage import get_dataset_path
 
+from coach.dataset_checks import check_supported, episode_misfit
 from coach.errors import CoachError
 
-_ARRAY_SPACES = (spaces.Box, spaces.Discrete, spaces.MultiDiscrete, spaces.MultiBinary)
-_DTYPE_KINDS: tuple[tuple[type[spaces.Space], str], ...] = (
-    (spaces.Box, "biuf"),
-    (spaces.Discrete, "iu"),
-    (spaces.MultiDiscrete, "iu"),
-    (spaces.MultiBinary, "biu"),
-)
-"""The numpy dtype kinds (bool, int, uint, float) whose arrays each space's values fit in."""
 _HDF5_FILE = "main_data.hdf5"
 # Minari's advice to fill in an author's e-mail, a code permalink, an evaluation env...:
 # noise for a run that records what it collected.
@@ -155,13 +149,13 @@ def write_dataset(
     path = get_dataset_path(dataset_id)
     if not episodes:
         raise CoachError(f"no episodes to write to dataset {dataset_id!r}")
-    _check_supported(observation_space, "observation", f"dataset {dataset_id!r}")
-    _check_supported(action_space, "action", f"dataset {dataset_id!r}")
+    check_supported(observation_space, "observation", f"dataset {dataset_id!r}")
+    check_supported(action_space, "action", f"dataset {dataset_id!r}")
     env_spec_json = _env_spec_json(env_id) if env_id is not None else None
     episodes = [_as_arrays(episode) for episode in episodes]
     behaviour_keys = set(episodes[0].behaviour)
     for index, episode in enumerate(episodes):
-        problem = _misfit(episode, observation_space, action_space, behaviour_keys)
+        problem = episode_misfit(episode, observation_space, action_space, behaviour_keys)
         if problem is not None:
             raise CoachError(f"cannot write dataset {dataset_id!r}: episode {index} {problem}")
     buffers = [_buffer(episode) for episode in episodes]
@@ -230,30 +224,6 @@ def load_dataset(name_or_path: str | Path) -> Dataset:
     )
 
 
-def check_spaces(
-    dataset: Dataset, observation_space: spaces.Space, action_space: spaces.Space
-) -> None:
-    """Refuse a dataset recorded in other spaces than the environment's.
-
-    Spaces match as gymnasium compares them, except that Box bounds match when equal up to a
-    float32 rounding (and no looser than that), Discrete spaces compare ``n`` and ``start``
-    only (Minari does not keep their dtype), and Dict keys compare in any order.
-
-    Raises:
-        CoachError: naming the dataset's space and the environment's for each that differs.
-    """
-    problems = [
-        f"{role} {ours} but the environment's are {theirs}"
-        for role, ours, theirs in (
-            ("observations", dataset.observation_space, observation_space),
-            ("actions", dataset.action_space, action_space),
-        )
-        if not _same_space(ours, theirs)
-    ]
-    if problems:
-        raise CoachError(f"dataset {dataset.name!r} has " + "; and ".join(problems))
-
-
 def transitions(dataset: Dataset, observation_key: str = "observation") -> dict[str, Any]:
     """All transitions of a dataset as columns, in episode order.
 
@@ -317,22 +287,6 @@ def _versioned_id(name: str) -> str:
     return name if match.group("version") is not None else f"{name}-v0"
 
 
-def _check_supported(space: spaces.Space, role: str, where: str) -> None:
-    """Refuse a space whose values are not arrays (a Dict of them for observations)."""
-    if isinstance(space, _ARRAY_SPACES):
-        return
-    if (
-        role == "observation"
-        and isinstance(space, spaces.Dict)
-        and all(isinstance(s, _ARRAY_SPACES) for s in space.spaces.values())
-    ):
-        return
-    kinds = "Box, Discrete, MultiDiscrete, MultiBinary" + (
-        ", or a Dict of them" if role == "observation" else ""
-    )
-    raise CoachError(f"{where}: Coach cannot use the {role} space {space}; it takes {kinds}")
-
-
 def _env_spec_json(env_id: str) -> str:
     """The registered spec of ``env_id`` as Minari stores it (no environment is built)."""
     try:
@@ -365,58 +319,6 @@ def _as_arrays(episode: Episode) -> Episode:
         truncations=np.asarray(episode.truncations),
         behaviour={k: np.asarray(v) for k, v in episode.behaviour.items()},
     )
-
-
-def _misfit(
-    episode: Episode,
-    observation_space: spaces.Space,
-    action_space: spaces.Space,
-    behaviour_keys: set[str],
-) -> str | None:
-    """What in an episode does not fit the spaces (``None`` when it all fits)."""
-    if episode.rewards.ndim != 1 or len(episode.rewards) == 0:
-        return f"has rewards of shape {episode.rewards.shape}; expected (T,) with T >= 1 steps"
-    steps = len(episode.rewards)
-    fields: list[tuple[str, np.ndarray, spaces.Space | None, int]] = [
-        ("actions", episode.actions, action_space, steps),
-        ("terminations", episode.terminations, None, steps),
-        ("truncations", episode.truncations, None, steps),
-    ]
-    observations = episode.observations
-    if isinstance(observation_space, spaces.Dict):
-        if not isinstance(observations, dict) or set(observations) != set(observation_space):
-            got = sorted(observations) if isinstance(observations, dict) else "an array"
-            return (
-                f"({steps} steps) has observations {got} but the space {observation_space} "
-                f"has keys {sorted(observation_space)}"
-            )
-        for key, subspace in observation_space.spaces.items():
-            fields.append((f"observations[{key!r}]", observations[key], subspace, steps + 1))
-    elif isinstance(observations, dict):
-        return f"({steps} steps) has dict observations but the space is {observation_space}"
-    else:
-        fields.append(("observations", observations, observation_space, steps + 1))
-    for name, array, space, length in fields:
-        shape = (length, *(space.shape if space is not None and space.shape else ()))
-        if array.shape != shape:
-            where = f" for {space}" if space is not None else ""
-            return f"({steps} steps) has {name} of shape {array.shape}; expected {shape}{where}"
-        kinds = next((k for t, k in _DTYPE_KINDS if isinstance(space, t)), "b")
-        if array.dtype.kind not in kinds:
-            what = f"values of {space}" if space is not None else "flags (bool)"
-            return f"({steps} steps) has {name} of dtype {array.dtype}, which cannot be {what}"
-    if set(episode.behaviour) != behaviour_keys:
-        return (
-            f"logs behaviour {sorted(episode.behaviour)} but episode 0 logs "
-            f"{sorted(behaviour_keys)}; every episode must log the same keys"
-        )
-    for key, value in episode.behaviour.items():
-        if value.ndim == 0 or len(value) != steps or value.dtype.kind not in "biuf":
-            return (
-                f"({steps} steps) has behaviour[{key!r}] of shape {value.shape} and dtype "
-                f"{value.dtype}; expected ({steps}, ...) numbers, one row per action"
-            )
-    return None
 
 
 def _buffer(episode: Episode) -> EpisodeBuffer:
@@ -493,12 +395,12 @@ def _read(data_path: Path) -> Dataset:
         ) from error
     name = str(metadata.get("dataset_id", data_path.parent.name))
     where = f"dataset {name!r} at {data_path.parent}"
-    _check_supported(source.observation_space, "observation", where)
-    _check_supported(source.action_space, "action", where)
+    check_supported(source.observation_space, "observation", where)
+    check_supported(source.action_space, "action", where)
     episodes = [_episode(data, source.observation_space) for data in raw]
     keys = set(episodes[0].behaviour) if episodes else set()
     for index, episode in enumerate(episodes):
-        problem = _misfit(episode, source.observation_space, source.action_space, keys)
+        problem = episode_misfit(episode, source.observation_space, source.action_space, keys)
         if problem is not None:
             raise CoachError(f"{where} does not fit its own spaces: episode {index} {problem}")
     env_spec = source.env_spec
@@ -546,28 +448,3 @@ def _flatten(infos: dict[str, Any], prefix: str = "") -> dict[str, np.ndarray]:
         else:
             out[f"{prefix}{key}"] = np.asarray(value)
     return out
-
-
-def _same_space(ours: spaces.Space, theirs: spaces.Space) -> bool:
-    if isinstance(ours, spaces.Box) and isinstance(theirs, spaces.Box):
-        return (
-            ours.shape == theirs.shape
-            and ours.dtype == theirs.dtype
-            and _same_bounds(ours.low, theirs.low, ours.dtype)
-            and _same_bounds(ours.high, theirs.high, ours.dtype)
-        )
-    if isinstance(ours, spaces.Discrete) and isinstance(theirs, spaces.Discrete):
-        return int(ours.n) == int(theirs.n) and int(ours.start) == int(theirs.start)
-    if isinstance(ours, spaces.Dict) and isinstance(theirs, spaces.Dict):
-        return set(ours.spaces) == set(theirs.spaces) and all(
-            _same_space(s, theirs.spaces[k]) for k, s in ours.spaces.items()
-        )
-    return bool(ours == theirs)
-
-
-def _same_bounds(ours: np.ndarray, theirs: np.ndarray, dtype: np.dtype[Any]) -> bool:
-    """Equal bounds, or bounds that differ by one float32 (or the dtype's) rounding."""
-    if dtype.kind != "f":
-        return bool(np.array_equal(ours, theirs))
-    rounding = max(float(np.finfo(dtype).eps), float(np.finfo(np.float32).eps))
-    return bool(np.allclose(ours, theirs, rtol=rounding, atol=0.0))  # equal infinities match

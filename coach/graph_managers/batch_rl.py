@@ -32,7 +32,8 @@ import torch
 from coach.agents.agent import Agent, AgentParameters
 from coach.core.run_phase import RunPhase
 from coach.core.step_units import EnvironmentEpisodes, EnvironmentSteps, Epochs
-from coach.datasets import Dataset, check_spaces, load_dataset, transitions
+from coach.dataset_checks import check_spaces
+from coach.datasets import Dataset, load_dataset, transitions
 from coach.environments.environment import Environment
 from coach.environments.gym_environment import GymEnvironment, GymEnvironmentParameters
 from coach.errors import CoachError

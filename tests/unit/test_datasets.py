@@ -1,5 +1,5 @@
-"""Local Minari datasets: round trips on real gymnasium environments, transitions, space
-checks and refusals. Episodes are recorded here by stepping the environments, and loaded data
+"""Local Minari datasets: round trips on real gymnasium environments, transitions and
+refusals. Episodes are recorded here by stepping the environments, and loaded data
 is compared with that recording."""
 
 from __future__ import annotations
@@ -14,10 +14,9 @@ import numpy as np
 import pytest
 from gymnasium import spaces
 
+from coach.dataset_checks import check_spaces
 from coach.datasets import (
-    Dataset,
     Episode,
-    check_spaces,
     load_dataset,
     transitions,
     write_dataset,
@@ -262,46 +261,6 @@ def test_an_id_without_version_loads_the_newest_local_version(cartpole: list[Epi
     newest = load_dataset("cartpole/random")
     assert newest.name == "cartpole/random-v10" and newest.num_episodes == 4
     assert load_dataset("cartpole/random-v2").num_episodes == 2
-
-
-def test_check_spaces_refuses_another_environment_naming_both(cartpole: list[Episode]) -> None:
-    observation_space, action_space = cartpole_spaces()
-    write_dataset("cartpole/random", cartpole, observation_space, action_space)
-    dataset = load_dataset("cartpole/random")
-    acrobot = gym.make("Acrobot-v1")
-
-    with pytest.raises(CoachError) as refused:
-        check_spaces(dataset, acrobot.observation_space, acrobot.action_space)
-    message = str(refused.value)
-    assert "'cartpole/random-v0'" in message
-    assert f"observations {observation_space} but the environment's are " in message
-    assert str(acrobot.observation_space) in message
-    assert f"actions {action_space} but the environment's are {acrobot.action_space}" in message
-    check_spaces(dataset, observation_space, action_space)
-
-
-def in_spaces(observation_space: spaces.Space, action_space: spaces.Space) -> Dataset:
-    return Dataset("made/up-v0", Path("."), [], observation_space, action_space, None, {})
-
-
-def test_check_spaces_box_bounds_and_discrete_start() -> None:
-    low = np.array([-0.1, -np.inf, 0.3])
-    box = spaces.Box(low, 1.7, (3,), np.float64)
-    rounded = spaces.Box(low.astype(np.float32).astype(np.float64), 1.7, (3,), np.float64)
-    assert not np.array_equal(box.low, rounded.low)
-    dataset = in_spaces(box, spaces.Discrete(2))
-
-    check_spaces(dataset, rounded, spaces.Discrete(2))
-    other_bounds = spaces.Box(low, 1.7001, (3,), np.float64)
-    refused: list[tuple[spaces.Space, spaces.Space]] = [
-        (other_bounds, spaces.Discrete(2)),
-        (spaces.Box(low.astype(np.float32), 1.7, (3,), np.float32), spaces.Discrete(2)),
-        (box, spaces.Discrete(2, start=1)),
-        (box, spaces.Discrete(3)),
-    ]
-    for observation_space, action_space in refused:
-        with pytest.raises(CoachError, match="but the environment's are"):
-            check_spaces(dataset, observation_space, action_space)
 
 
 def test_an_existing_id_is_refused_and_kept(cartpole: list[Episode]) -> None:
