@@ -26,15 +26,7 @@ from presets import _batch
 
 DATASET = "acrobot/a2c-half-v0"
 
-RECIPE = """\
-    coach -p Acrobot_A2C -e acrobot_a2c_half \\
-        -cp "schedule.improve_steps=EnvironmentSteps(6400)" \\
-        -cp "schedule.evaluation_steps=EnvironmentEpisodes(0)"
-    coach -p Acrobot_A2C -crd experiments/acrobot_a2c_half/<its folder> \\
-        -cp "schedule.improve_steps=EnvironmentSteps(52000)" \\
-        -cp "schedule.evaluation_steps=EnvironmentEpisodes(0)" \\
-        -cp "agent.algorithm.learning_rate_schedule=ConstantSchedule(0.0)" \\
-        --record-dataset acrobot/a2c-half-v0"""
+RECIPE = _batch.frozen_policy_recipe("Acrobot_A2C", "acrobot_a2c_half", 6400, DATASET)
 
 agent = DDQNBCQAgentParameters()
 _batch.q_learning(agent)

@@ -32,6 +32,21 @@ def graph(
     )
 
 
+def frozen_policy_recipe(preset: str, experiment: str, train_steps: int, dataset: str) -> str:
+    """The commands that record ``dataset``: train ``preset`` for ``train_steps`` env steps,
+    then let that agent act for 52,000 more with its learning rate at 0 (its policy frozen),
+    recording what it does."""
+    return f"""\
+    coach -p {preset} -e {experiment} \\
+        -cp "schedule.improve_steps=EnvironmentSteps({train_steps})" \\
+        -cp "schedule.evaluation_steps=EnvironmentEpisodes(0)"
+    coach -p {preset} -crd experiments/{experiment}/<its folder> \\
+        -cp "schedule.improve_steps=EnvironmentSteps(52000)" \\
+        -cp "schedule.evaluation_steps=EnvironmentEpisodes(0)" \\
+        -cp "agent.algorithm.learning_rate_schedule=ConstantSchedule(0.0)" \\
+        --record-dataset {dataset}"""
+
+
 def network(head: HeadParameters | None = None, target: bool = True) -> NetworkParameters:
     """Two hidden layers of 256 (a Q head unless ``head`` is given), learning rate 1e-3."""
     return NetworkParameters(

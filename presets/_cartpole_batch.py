@@ -17,15 +17,7 @@ from presets import _batch
 
 DATASET = "cartpole/ppo-half-v0"
 
-RECIPE = """\
-    coach -p CartPole_ClippedPPO -e cartpole_ppo_half \\
-        -cp "schedule.improve_steps=EnvironmentSteps(3840)" \\
-        -cp "schedule.evaluation_steps=EnvironmentEpisodes(0)"
-    coach -p CartPole_ClippedPPO -crd experiments/cartpole_ppo_half/<its folder> \\
-        -cp "schedule.improve_steps=EnvironmentSteps(52000)" \\
-        -cp "schedule.evaluation_steps=EnvironmentEpisodes(0)" \\
-        -cp "agent.algorithm.learning_rate_schedule=ConstantSchedule(0.0)" \\
-        --record-dataset cartpole/ppo-half-v0"""
+RECIPE = _batch.frozen_policy_recipe("CartPole_ClippedPPO", "cartpole_ppo_half", 3840, DATASET)
 
 
 def graph(agent: AgentParameters, epochs: int) -> BatchRLGraphManager:
