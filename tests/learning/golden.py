@@ -76,7 +76,8 @@ def run_case(
 
     graph = preset.graph_manager
     if workers is not None:
-        from coach.parallel.distributed import DistributedGraphManager, DistributedParameters
+        from coach.parallel.distributed import DistributedGraphManager
+        from coach.parallel.parameters import DistributedParameters
 
         graph = DistributedGraphManager(
             graph, DistributedParameters(num_workers=workers, backend=backend)

@@ -18,7 +18,8 @@ from coach.errors import CoachError
 from coach.filters.observation.normalization import ObservationNormalizationFilter
 from coach.filters.pipeline import InputFilter
 from coach.graph_managers.parameters import RunContext
-from coach.parallel.distributed import DistributedGraphManager, DistributedParameters
+from coach.parallel.distributed import DistributedGraphManager
+from coach.parallel.parameters import DistributedParameters
 from coach.parallel.pool import WorkerFailed
 from coach.presets import load_preset
 

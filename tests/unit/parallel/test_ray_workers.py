@@ -13,7 +13,8 @@ import torch
 
 from coach.core.step_units import EnvironmentSteps
 from coach.graph_managers.parameters import RunContext
-from coach.parallel.distributed import DistributedGraphManager, DistributedParameters
+from coach.parallel.distributed import DistributedGraphManager
+from coach.parallel.parameters import DistributedParameters
 from coach.presets import load_preset
 
 ray = pytest.importorskip("ray")
