@@ -206,9 +206,10 @@ def sequential_doubly_robust(episodes: Sequence[OPEEpisode], discount: float) ->
 
     Backwards through each episode from ``V_DR = 0`` after its last step:
     ``V_DR <- Vhat(s_t) + rho_t (r_t + discount V_DR - Qhat(s_t, a_t))``, with
-    ``Vhat(s_t) = sum_a pi_e(a | s_t) Qhat(s_t, a)``. The data does not say whether an episode
+    ``Vhat(s_t) = sum_a pi_e(a | s_t) Qhat(s_t, a)``. An `OPEEpisode` does not say whether it
     ended in a terminal state or was truncated by a time limit, so every episode end is taken
-    as terminal: nothing is bootstrapped after the last step.
+    as terminal: nothing is bootstrapped after the last step, and an episode cut by a time
+    limit counts for its return up to the cut (as WIS counts it).
     """
     _check_discount(discount)
     steps = _Steps.of(episodes)

@@ -19,6 +19,7 @@ import torch.nn.functional as F
 
 from coach.agents.ddqn import DDQNAgent, DDQNAgentParameters
 from coach.agents.dqn import DQNAlgorithmParameters
+from coach.core.step_units import EnvironmentSteps, TrainingSteps
 from coach.core.types import Batch
 from coach.errors import CoachError
 from coach.networks.heads import CategoricalPolicyHeadParameters
@@ -28,6 +29,12 @@ from coach.networks.parameters import NetworkParameters
 @dataclass(slots=True, kw_only=True)
 class DDQNBCQAlgorithmParameters(DQNAlgorithmParameters):
     """DDQN's parameters and the batch constraint."""
+
+    num_steps_between_copying_online_weights_to_target: EnvironmentSteps | TrainingSteps = field(
+        default_factory=lambda: TrainingSteps(100)
+    )
+    """Gradient steps between two copies of the online weights into the target network (a
+    batch run counts no env steps)."""
 
     threshold: float = 0.3
     """Actions whose behaviour probability is below this fraction of the most likely
@@ -116,9 +123,13 @@ class DDQNBCQAgent(DDQNAgent):
         logits = outputs["logits"]
         imitation = F.cross_entropy(logits, actions)
         penalty = self.params.algorithm.imitation_logit_penalty * logits.pow(2).mean()
-        self.q_network.train_step(rows.mean() + imitation + penalty)
+        td_loss = (rows * b.weights).mean() if b.weights is not None else rows.mean()
+        self.q_network.train_step(td_loss + imitation + penalty)
+        update = getattr(self.memory, "update_priorities", None)
+        if update is not None and batch.indices is not None:
+            update(batch.indices, td_errors.cpu().numpy())
         return {
-            "q_loss": rows.mean().item(),
+            "q_loss": td_loss.item(),
             "q_mean": q_taken.mean().item(),
             "td_error": td_errors.mean().item(),
             "imitation_loss": imitation.item(),

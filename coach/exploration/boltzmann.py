@@ -86,9 +86,9 @@ class Boltzmann(ExplorationPolicy):
             if self.evaluation_temperature == 0:
                 return action_values.argmax(axis=1) + self.start
             probabilities = self.probabilities(action_values, self.evaluation_temperature)
-        else:
-            self.steps += len(action_values)
+        else:  # the temperature of this step, as action_probabilities logs it
             probabilities = self.probabilities(action_values)
+            self.steps += len(action_values)
         cumulative = probabilities.cumsum(axis=1)
         draws = self.rng.random((len(action_values), 1))
         # The first action whose cumulative probability passes the draw (inverse CDF).

@@ -15,7 +15,8 @@ logs, checkpoints and budgets count them where other runs count env steps.
 The off-policy estimates (`coach.ope`) use the behaviour policy's action probabilities that
 the dataset logged, a reward model (an MLP from the state to each action's reward, fitted
 once on the dataset) and the agent's own Q-values: they tell how good the policy is before
-it is deployed, and the real evaluations show how far to trust them.
+it is deployed, and the real evaluations show how far to trust them. They are in the
+rewards the agent learns from (after its reward filters), as its Q-values are.
 """
 
 from __future__ import annotations
@@ -37,6 +38,7 @@ from coach.datasets import Dataset, load_dataset, transitions
 from coach.environments.environment import Environment
 from coach.environments.gym_environment import GymEnvironment, GymEnvironmentParameters
 from coach.errors import CoachError
+from coach.filters.filter import ObservationFilter, RewardFilter
 from coach.graph_managers.basic_rl import BasicRLGraphManager
 from coach.graph_managers.graph_manager import RunInterrupted
 from coach.graph_managers.parameters import RunContext, ScheduleParameters
@@ -119,6 +121,7 @@ class BatchRLGraphManager(BasicRLGraphManager):
                 raise CoachError(
                     f"a batch RL schedule counts {name} in Epochs, got {getattr(schedule, name)!r}"
                 )
+        _check_agent(self.agent_params)
         dataset = self._load_dataset()
         environment = self.env_params.build()
         try:
@@ -259,6 +262,10 @@ class BatchRLGraphManager(BasicRLGraphManager):
         actions = np.asarray(columns["action"], dtype=np.int64) - int(
             getattr(agent.action_space, "start", 0)
         )
+        # The rewards the agent learns from (after its reward filters), as its Q-values are.
+        rewards = agent.input_filter.filter_reward(
+            columns["reward"].astype(np.float32), update=False
+        ).astype(np.float64)
         logged = np.asarray(columns["extras"]["action_probabilities"], dtype=np.float64)
         behaviour = logged[np.arange(len(actions)), actions]
         model = RewardModel(
@@ -270,7 +277,7 @@ class BatchRLGraphManager(BasicRLGraphManager):
         model.fit(
             states,
             actions,
-            np.asarray(columns["reward"], dtype=np.float32),
+            rewards.astype(np.float32),
             epochs=self.batch_params.reward_model_epochs,
             batch_size=agent.params.algorithm.batch_size,
         )
@@ -278,7 +285,7 @@ class BatchRLGraphManager(BasicRLGraphManager):
         return {
             "states": states,
             "actions": actions,
-            "rewards": np.asarray(columns["reward"], dtype=np.float64),
+            "rewards": rewards,
             "behaviour": np.clip(behaviour, 1e-12, 1.0),
             "reward_model": model.predict(states),
             "bounds": list(zip(starts, [*starts[1:], len(actions)], strict=True)),
@@ -321,10 +328,76 @@ class BatchRLGraphManager(BasicRLGraphManager):
 
     def state_dict(self, include_memory: bool = False) -> dict[str, Any]:
         state = super().state_dict(include_memory)
-        state["batch"] = {"epoch": self.epoch}
+        state["batch"] = {"epoch": self.epoch, **self._dataset_identity()}
         return state
+
+    def _dataset_identity(self) -> dict[str, Any]:
+        """What a checkpoint keeps of the dataset it learned from, to refuse another."""
+        if self.dataset is None:
+            return {}
+        return {
+            "dataset": self.dataset.name,
+            "transitions": self.dataset.total_steps,
+        }
 
     def load_state_dict(self, state: dict[str, Any], whole_run: bool = True) -> None:
         super().load_state_dict(state, whole_run)
         if whole_run and "batch" in state:
-            self.epoch = int(state["batch"]["epoch"])
+            saved, ours = state["batch"], self._dataset_identity()
+            if (
+                "dataset" in saved
+                and ours
+                and (saved["dataset"], saved["transitions"])
+                != (
+                    ours["dataset"],
+                    ours["transitions"],
+                )
+            ):
+                raise CoachError(
+                    f"the checkpoint learned from dataset {saved['dataset']!r} "
+                    f"({saved['transitions']} transitions), but this run loaded "
+                    f"{ours['dataset']!r} ({ours['transitions']} transitions): resume with "
+                    f"the same dataset (a full id with its -vN)"
+                )
+            self.epoch = int(saved["epoch"])
+
+
+def _check_agent(params: AgentParameters) -> None:
+    """Refuse what cannot learn from a dataset's transitions, naming what to change.
+
+    A batch run counts no env steps, so a target network synced every so many env steps
+    would never be synced; the dataset's actions are the environment's, which an output
+    filter would have to map back; and the dataset's rows go through the input filter all at
+    once, without episodes, which a filter with per-episode history (frame stacking, the
+    discounted returns of reward normalization) cannot take.
+    """
+    period = getattr(params.algorithm, "num_steps_between_copying_online_weights_to_target", None)
+    if isinstance(period, EnvironmentSteps):
+        raise CoachError(
+            f"a batch run counts gradient steps, not env steps: set "
+            f"agent.algorithm.num_steps_between_copying_online_weights_to_target="
+            f"TrainingSteps({period.num_steps}) (it is {period!r}, which would never sync "
+            f"the target network)"
+        )
+    if params.output_filter.action_filters:
+        names = [type(f).__name__ for f in params.output_filter.action_filters]
+        raise CoachError(
+            f"a batch agent acts in the environment's action space, as its dataset was "
+            f"recorded: remove agent.output_filter's action filters {names}"
+        )
+    stateful = [
+        type(f).__name__
+        for filters in params.input_filter.observation_filters.values()
+        for f in filters
+        if type(f).start_episodes is not ObservationFilter.start_episodes
+    ] + [
+        type(f).__name__
+        for f in params.input_filter.reward_filters
+        if type(f).reset is not RewardFilter.reset
+    ]
+    if stateful:
+        raise CoachError(
+            f"a batch run filters the dataset's rows all at once, without episodes: the "
+            f"input filters {stateful} keep per-episode history and cannot be used (stack "
+            f"frames in the environment instead, e.g. gymnasium's FrameStackObservation)"
+        )

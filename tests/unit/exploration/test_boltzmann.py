@@ -38,6 +38,18 @@ def test_temperature_follows_its_schedule() -> None:
     assert policy.get_action(np.array([[0.0, 1e3]]), RunPhase.TRAIN).tolist() == [1]
 
 
+def test_a_step_samples_at_the_temperature_its_logged_probabilities_have() -> None:
+    """The recorder logs action_probabilities before the step: they must be what the step
+    samples from, not the next step's temperature."""
+    schedule = LinearSchedule(1.0, 0.01, 10)
+    values = np.tile([[0.0, 1.0]], (20_000, 1))
+    policy = Boltzmann(spaces.Discrete(2), np.random.default_rng(0), schedule)
+    logged = policy.action_probabilities(values, RunPhase.TRAIN)[0]
+    actions = policy.get_action(values, RunPhase.TRAIN)
+    np.testing.assert_allclose(logged, [1 / (1 + np.e), np.e / (1 + np.e)])  # temperature 1
+    np.testing.assert_allclose(np.bincount(actions, minlength=2) / len(actions), logged, atol=0.01)
+
+
 def test_refuses_continuous_actions() -> None:
     with pytest.raises(CoachError, match="Discrete"):
         Boltzmann(spaces.Box(-1, 1, (2,)), np.random.default_rng(0), ConstantSchedule(1.0))

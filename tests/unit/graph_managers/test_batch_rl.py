@@ -13,6 +13,7 @@ from tensorboard.backend.event_processing.event_accumulator import EventAccumula
 from coach.agents.bc import BCAgentParameters
 from coach.agents.bcq import DDQNBCQAgentParameters
 from coach.agents.cql import CQLAgentParameters
+from coach.agents.ddqn import DDQNAgentParameters
 from coach.checkpoints import load_checkpoint
 from coach.core.run_phase import RunPhase
 from coach.core.step_units import EnvironmentEpisodes, EnvironmentSteps, Epochs
@@ -20,8 +21,13 @@ from coach.datasets import load_dataset, transitions
 from coach.environments.gym_environment import GymEnvironmentParameters
 from coach.environments.recording import EpisodeRecorder
 from coach.errors import CoachError
+from coach.filters.action import PartialDiscreteActionSpaceMap
+from coach.filters.observation.stacking import ObservationStackingFilter
+from coach.filters.pipeline import OutputFilter
+from coach.filters.reward.normalization import RewardNormalizationFilter
 from coach.graph_managers.batch_rl import BatchRLGraphManager, BatchRLParameters, batch_schedule
 from coach.graph_managers.parameters import RunContext
+from coach.memories.prioritized_experience_replay import PrioritizedExperienceReplayParameters
 from coach.networks.heads import CategoricalPolicyHeadParameters, QHeadParameters
 from coach.presets import load_preset
 
@@ -137,6 +143,7 @@ def test_bcq_learns_epochs_over_the_dataset_with_estimates(
         per_epoch = -(-dataset.total_steps // 128)
         assert graph.epoch == 2 and agent.training_steps == 2 * per_epoch
         assert graph.env_steps == agent.training_steps  # the clock is the gradient steps
+        assert agent.target_syncs == agent.training_steps // 100  # BCQ's TrainingSteps(100)
         assert len(graph.evaluations) == 2 and graph.evaluations[1].env_steps == 2 * per_epoch
         path = graph.save_checkpoint()
     finally:
@@ -152,8 +159,53 @@ def test_bcq_learns_epochs_over_the_dataset_with_estimates(
     # Mostly random actions in this short run: the behaviour model is near a coin (ln 2).
     assert len(losses) == 2 and all(abs(v - np.log(2)) < 0.05 for _, v in losses)
     assert _scalars(run, "graph", "Evaluation/mean_reward")
-    # A checkpoint carries the epochs: a resumed run goes on from there.
-    assert path is not None and load_checkpoint(path)["batch"] == {"epoch": 2}
+    # A checkpoint carries the epochs and the dataset: a resumed run goes on from there.
+    assert path is not None and load_checkpoint(path)["batch"] == {
+        "epoch": 2,
+        "dataset": NAME,
+        "transitions": dataset.total_steps,
+    }
+
+
+def test_a_checkpoint_of_another_dataset_is_refused(minari_root: Path, tmp_path: Path) -> None:
+    _record(1000)
+    graph = _batch_graph(DDQNBCQAgentParameters(), epochs=1, off_policy_evaluation=False)
+    graph.create_graph(RunContext(seed=0, experiment_dir=tmp_path / "run", quiet=True))
+    try:
+        graph.improve()
+        state = graph.state_dict()
+        state["batch"]["dataset"] = "test/other-v0"
+        with pytest.raises(CoachError, match=r"learned from dataset 'test/other-v0'.*same dataset"):
+            graph.load_state_dict(state)
+        state["batch"]["dataset"] = NAME
+        graph.load_state_dict(state)
+        assert graph.epoch == 1
+    finally:
+        graph.close()
+
+
+def test_what_cannot_learn_from_a_dataset_is_refused_naming_the_field(
+    minari_root: Path,
+) -> None:
+    _record(1000)
+    env_steps = DDQNAgentParameters()  # its target syncs count env steps, which batch has none
+    mapped = DDQNBCQAgentParameters()
+    mapped.output_filter = OutputFilter(action_filters=[PartialDiscreteActionSpaceMap([1, 0])])
+    stacked = DDQNBCQAgentParameters()
+    stacked.input_filter.observation_filters["observation"] = [ObservationStackingFilter(4)]
+    normalized = DDQNBCQAgentParameters()
+    normalized.input_filter.reward_filters = [RewardNormalizationFilter()]
+    for agent, message in (
+        (env_steps, r"num_steps_between_copying_online_weights_to_target=TrainingSteps\(500\)"),
+        (
+            mapped,
+            r"remove agent.output_filter's action filters \['PartialDiscreteActionSpaceMap'\]",
+        ),
+        (stacked, r"input filters \['ObservationStackingFilter'\] keep per-episode history"),
+        (normalized, r"input filters \['RewardNormalizationFilter'\]"),
+    ):
+        with pytest.raises(CoachError, match=message):
+            _batch_graph(agent).create_graph(RunContext(seed=0))
 
 
 def _shared_bcq() -> DDQNBCQAgentParameters:
@@ -162,6 +214,27 @@ def _shared_bcq() -> DDQNBCQAgentParameters:
     main = agent.network_wrappers.pop("imitation") and agent.network_wrappers["main"]
     main.heads = [QHeadParameters(), CategoricalPolicyHeadParameters(name="logits")]
     return agent
+
+
+def test_shared_bcq_weights_and_updates_prioritized_replay(
+    minari_root: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _record(1000)
+    agent = _shared_bcq()
+    agent.memory = PrioritizedExperienceReplayParameters()
+    graph = _batch_graph(agent, epochs=1, off_policy_evaluation=False)
+    graph.create_graph(RunContext(seed=0))
+    try:
+        memory = graph.levels[0].agent.memory
+        updated: list[int] = []
+        update = memory.update_priorities
+        monkeypatch.setattr(
+            memory, "update_priorities", lambda i, e: updated.append(len(i)) or update(i, e)
+        )
+        graph.improve()
+        assert updated == [128] * graph.levels[0].agent.training_steps
+    finally:
+        graph.close()
 
 
 def test_bcq_needs_a_behaviour_model() -> None:
