@@ -3,7 +3,9 @@
 The recorder sits in the real environment (`GymEnvironment.recorder`) and sees every step
 of every copy: the action the environment was given, the agent's behaviour (the
 probability of every action for discrete agents, the log density of the action otherwise,
-as `Agent.log_behaviour` makes the agent give it) and the response. It keeps whole episodes
+as `Agent.log_behaviour` makes the agent give it) and the response. The behaviour is the
+agent's own: with an output filter (a discrete map, a box rescaling) it is of the action
+before the filter, while the action recorded is the environment's. It keeps whole episodes
 only: an episode is recorded when it starts and ends in a recorded phase, so the episodes
 that an evaluation cuts short (or that the run's end leaves open) are dropped. Observations
 and actions are kept as the environment gave and took them, before any of Coach's filters,
