@@ -11,6 +11,9 @@ unpickled from disk.
 Writes are atomic: the file is written under a temporary name, synced, renamed, and only
 then does the ``latest`` marker (itself replaced atomically) name it. A run killed at any
 moment leaves the previous checkpoint intact and named by ``latest``.
+
+Beside them, ``checkpoints/best.pt`` holds the run as it was at its best evaluation so far
+(the highest mean reward), for ``-crd .../checkpoints/best.pt``.
 """
 
 from __future__ import annotations
@@ -29,6 +32,8 @@ FORMAT = 1
 """Version of the checkpoint layout."""
 LATEST = "latest"
 """The marker file naming the newest complete checkpoint."""
+BEST = "best.pt"
+"""The checkpoint of the run's best evaluation so far (its highest mean reward)."""
 _NDARRAY = "__ndarray__"
 
 
@@ -78,6 +83,20 @@ def save_checkpoint(directory: Path, state: dict[str, Any], env_steps: int, keep
     checkpoints = sorted(directory.glob("checkpoint_*.pt"), key=_steps_of)
     for old in checkpoints[:-keep] if keep > 0 else []:
         old.unlink(missing_ok=True)
+    return final
+
+
+def save_best(directory: Path, state: dict[str, Any]) -> Path:
+    """Write ``state`` as ``best.pt`` in ``directory``, atomically, replacing the last best.
+
+    It is outside the ``latest`` marker and the rotation of `save_checkpoint`: a resumed run
+    goes on from its latest checkpoint, and the best one stays until a better one comes.
+    """
+    directory.mkdir(parents=True, exist_ok=True)
+    final = directory / BEST
+    tmp = directory / f".{BEST}.tmp"
+    torch.save({"format": FORMAT, "saved_at": time.time(), **pack(state)}, tmp)
+    _fsync_replace(tmp, final)
     return final
 
 

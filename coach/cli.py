@@ -385,9 +385,13 @@ def _run(opts: RunOptions) -> int:
         if successes:  # a goal-based task: its success rate tells more than its reward
             top = max(successes, key=lambda e: e.success_rate)
             goals = f", best success rate {top.success_rate:.2f} at {top.env_steps} env steps"
+        from coach.checkpoints import BEST
+
+        kept = directory / "checkpoints" / BEST
         logger.info(
             f"done: best evaluation mean reward {best.mean_reward:.1f} at {best.env_steps} env "
             f"steps{goals}; results in {directory}"
+            + (f"; the best agent in {kept}" if kept.is_file() else "")
         )
     graph.close()
     return 0

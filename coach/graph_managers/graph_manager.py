@@ -26,7 +26,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from coach.checkpoints import CheckpointSchedule, save_checkpoint
+from coach.checkpoints import CheckpointSchedule, save_best, save_checkpoint
 from coach.core.run_phase import RunPhase
 from coach.core.step_units import EnvironmentEpisodes, EnvironmentSteps, StepUnit, TrainingSteps
 from coach.environments.environment import Environment
@@ -280,8 +280,19 @@ class GraphManager(ABC):
         return result
 
     def evaluation_period(self, steps: StepUnit) -> None:
-        """The periodic evaluation of `improve` (a distributed run may run it aside)."""
-        self.evaluate(steps)
+        """The periodic evaluation of `improve` (a distributed run may run it aside). The
+        run after its best evaluation so far (the highest mean reward) is kept as
+        ``checkpoints/best.pt``, without the memories: ``-crd .../best.pt`` acts with it."""
+        result = self.evaluate(steps)
+        earlier = [e.mean_reward for e in self.evaluations[:-1] if e.rewards]
+        directory = self.context.experiment_dir
+        if directory is None or not result.rewards:
+            return
+        if earlier and result.mean_reward <= max(earlier):
+            return
+        path = save_best(directory / "checkpoints", self.state_dict())
+        if self.logger is not None:
+            self.logger.info(f"best evaluation so far ({result.mean_reward:.1f}): {path}")
 
     def record_evaluation(self, result: EvaluationResult) -> None:
         """Keep and log an evaluation's result; `stop_when` may end the run here."""

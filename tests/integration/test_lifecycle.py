@@ -118,6 +118,24 @@ def test_evaluate_a_restored_agent(reference: Path, tmp_path: Path) -> None:
     assert "agents restored from" in (run / "log.txt").read_text()
 
 
+def test_the_best_agent_is_kept_and_can_be_evaluated(reference: Path, tmp_path: Path) -> None:
+    """checkpoints/best.pt is the run after its best evaluation; the run's last line names
+    it, and ``-crd .../best.pt`` evaluates it."""
+    evaluations = [(int(steps), float(r)) for phase, steps, r in rewards(reference)
+                   if phase == "evaluate"]  # fmt: skip
+    best_steps, best_reward = max(evaluations, key=lambda e: e[1])
+    best = reference / "checkpoints" / "best.pt"
+    state = torch.load(best, weights_only=True)
+    assert state["evaluations"][-1][0] == best_steps  # the state right after that evaluation
+    log = (reference / "log.txt").read_text()
+    assert f"best evaluation mean reward {best_reward:.1f} at {best_steps} env steps" in log
+    assert f"the best agent in {best}" in log
+    result = coach("-p", "CartPole_DQN", "--evaluate", "2", "-crd", str(best),
+                   "-ep", str(tmp_path), cwd=tmp_path)  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    assert f"agents restored from {best}" in (experiment(tmp_path) / "log.txt").read_text()
+
+
 def test_restored_agent_acts_like_the_trained_one(reference: Path, tmp_path: Path) -> None:
     trained = coach("-p", "CartPole_DQN", "--seed", "9", "--evaluate", "3", "-crd",
                     str(reference), "-ep", str(tmp_path / "a"), cwd=tmp_path)  # fmt: skip

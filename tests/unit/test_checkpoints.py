@@ -14,6 +14,7 @@ from coach.checkpoints import (
     find_checkpoint,
     load_checkpoint,
     pack,
+    save_best,
     save_checkpoint,
 )
 from coach.errors import CoachError
@@ -59,6 +60,17 @@ def test_latest_marker_names_the_newest_and_old_ones_go(tmp_path: Path) -> None:
     assert (tmp_path / "latest").read_text().strip() == "checkpoint_40.pt"
     assert load_checkpoint(tmp_path)["steps"] == 40
     assert not list(tmp_path.glob(".*.tmp"))  # no temporary file left behind
+
+
+def test_best_is_replaced_in_place_and_outside_the_rotation(tmp_path: Path) -> None:
+    save_best(tmp_path, {"steps": 10})
+    for steps in (10, 20, 30):
+        save_checkpoint(tmp_path, {"steps": steps}, steps, keep=1)
+    best = save_best(tmp_path, {"steps": 25})
+    assert best == tmp_path / "best.pt" and load_checkpoint(best)["steps"] == 25
+    assert sorted(p.name for p in tmp_path.glob("*.pt")) == ["best.pt", "checkpoint_30.pt"]
+    assert load_checkpoint(tmp_path)["steps"] == 30  # the latest marker is left alone
+    assert not list(tmp_path.glob(".*.tmp"))
 
 
 def test_find_accepts_experiment_folder_checkpoints_folder_or_file(tmp_path: Path) -> None:

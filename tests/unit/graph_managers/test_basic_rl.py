@@ -4,13 +4,16 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
 import pytest
+import torch
 
 from coach.agents.dqn import DQNAgent, DQNAgentParameters
+from coach.checkpoints import find_checkpoint, load_checkpoint
 from coach.core.step_units import EnvironmentEpisodes, EnvironmentSteps, TrainingSteps
 from coach.environments.gym_environment import GymEnvironmentParameters
 from coach.graph_managers.basic_rl import BasicRLGraphManager
-from coach.graph_managers.parameters import RunContext, ScheduleParameters
+from coach.graph_managers.parameters import EvaluationResult, RunContext, ScheduleParameters
 
 
 def small_graph(num_envs: int = 1) -> BasicRLGraphManager:
@@ -57,3 +60,36 @@ def test_improve_writes_the_experiment_folder(tmp_path: Path) -> None:
     assert (tmp_path / "progress.csv").exists() and (tmp_path / "log.txt").exists()
     runs = sorted(p.name for p in (tmp_path / "tensorboard").iterdir())
     assert runs == ["graph", "main_level.agent"]
+
+
+def test_the_best_evaluation_so_far_is_kept_as_best_pt(tmp_path: Path) -> None:
+    """checkpoints/best.pt holds the policy its evaluation scored, replaced only by a
+    better one, outside the latest marker and the rotation."""
+    graph = small_graph()
+    graph.schedule_params.improve_steps = EnvironmentSteps(1000)
+    weights: list[dict[str, torch.Tensor]] = []
+
+    def capture(result: EvaluationResult) -> bool:
+        network = graph.levels[0].agent.networks["main"].online
+        weights.append({k: v.clone() for k, v in network.state_dict().items()})
+        return False
+
+    graph.stop_when = capture
+    graph.create_graph(RunContext(seed=0, experiment_dir=tmp_path, quiet=True))
+    try:
+        graph.improve()
+        last = graph.save_checkpoint()
+    finally:
+        graph.close()
+    means = [e.mean_reward for e in graph.evaluations]
+    best = int(np.argmax(means))  # the first of the highest: a tie is no improvement
+    assert len(set(means)) > 1, f"the evaluations should differ, got {means}"
+    state = load_checkpoint(tmp_path / "checkpoints" / "best.pt")
+    assert len(state["evaluations"]) == best + 1  # the run just after that evaluation
+    saved = state["agents"][0]["networks"]["main"]["online"]
+    for name, value in weights[best].items():
+        assert torch.equal(torch.as_tensor(saved[name]), value), name
+    assert find_checkpoint(tmp_path) == last  # the latest marker still names the last one
+    log = (tmp_path / "log.txt").read_text()
+    improvements = [m for i, m in enumerate(means) if m > max(means[:i], default=-np.inf)]
+    assert log.count("best evaluation so far") == len(improvements)
