@@ -110,8 +110,10 @@ def _steps_of(path: Path) -> int:
 def find_checkpoint(path: Path) -> Path:
     """The checkpoint file that ``path`` stands for.
 
-    ``path`` may be a checkpoint file, a checkpoints folder or an experiment folder (whose
-    ``checkpoints/`` is used); in a folder, the one its ``latest`` marker names.
+    ``path`` may be a checkpoint file, a checkpoints folder, a run's folder (whose
+    ``checkpoints/`` is used) or an experiment name's folder (``experiments/NAME``, whose
+    newest run with a checkpoint is used: the runs' timestamped names sort by time); in a
+    folder, the checkpoint its ``latest`` marker names.
 
     Raises:
         CoachError: when there is no such folder, or no complete checkpoint in it.
@@ -121,6 +123,10 @@ def find_checkpoint(path: Path) -> Path:
     if not path.is_dir():
         raise CoachError(f"no checkpoint folder {path}")
     folder = path / "checkpoints" if (path / "checkpoints").is_dir() else path
+    if not (folder / LATEST).is_file():
+        runs = sorted(p for p in path.iterdir() if (p / "checkpoints" / LATEST).is_file())
+        if runs:
+            folder = runs[-1] / "checkpoints"
     marker = folder / LATEST
     if not marker.is_file():
         raise CoachError(f"no checkpoint in {folder} (no '{LATEST}' marker)")

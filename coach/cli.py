@@ -114,7 +114,8 @@ class RunOptions:
     "--checkpoint-restore-dir",
     type=Path,
     default=None,
-    help="Start from a checkpoint (an experiment folder, its checkpoints folder or a file).",
+    help="Start from a checkpoint (a run folder, its checkpoints folder, a file, or "
+    "experiments/NAME for its newest run).",
 )
 @click.option(
     "--resume",

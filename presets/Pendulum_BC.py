@@ -18,7 +18,7 @@ DATASET = "pendulum/sac-expert-v0"
 
 RECIPE = """\
     coach -p Pendulum_SAC -e pendulum_sac
-    coach -p Pendulum_SAC -crd experiments/pendulum_sac/<its folder> --evaluate 100 \\
+    coach -p Pendulum_SAC -crd experiments/pendulum_sac --evaluate 100 \\
         --record-dataset pendulum/sac-expert-v0"""
 
 agent = BCAgentParameters()

@@ -40,7 +40,7 @@ def frozen_policy_recipe(preset: str, experiment: str, train_steps: int, dataset
     coach -p {preset} -e {experiment} \\
         -cp "schedule.improve_steps=EnvironmentSteps({train_steps})" \\
         -cp "schedule.evaluation_steps=EnvironmentEpisodes(0)"
-    coach -p {preset} -crd experiments/{experiment}/<its folder> \\
+    coach -p {preset} -crd experiments/{experiment} \\
         -cp "schedule.improve_steps=EnvironmentSteps(52000)" \\
         -cp "schedule.evaluation_steps=EnvironmentEpisodes(0)" \\
         -cp "agent.algorithm.learning_rate_schedule=ConstantSchedule(0.0)" \\

@@ -73,6 +73,14 @@ def test_best_is_replaced_in_place_and_outside_the_rotation(tmp_path: Path) -> N
     assert not list(tmp_path.glob(".*.tmp"))
 
 
+def test_find_takes_the_newest_run_of_an_experiment_name(tmp_path: Path) -> None:
+    older = save_checkpoint(tmp_path / "2026-01-02_10-00-00" / "checkpoints", {}, 5)
+    newer = save_checkpoint(tmp_path / "2026-01-02_10-00-09" / "checkpoints", {}, 7)
+    (tmp_path / "2026-01-02_10-00-30" / "checkpoints").mkdir(parents=True)  # none written yet
+    assert find_checkpoint(tmp_path) == newer
+    assert find_checkpoint(older.parent.parent) == older
+
+
 def test_find_accepts_experiment_folder_checkpoints_folder_or_file(tmp_path: Path) -> None:
     path = save_checkpoint(tmp_path / "checkpoints", {}, 5)
     assert find_checkpoint(tmp_path) == path
