@@ -335,24 +335,14 @@ class BatchRLGraphManager(BasicRLGraphManager):
         """What a checkpoint keeps of the dataset it learned from, to refuse another."""
         if self.dataset is None:
             return {}
-        return {
-            "dataset": self.dataset.name,
-            "transitions": self.dataset.total_steps,
-        }
+        return {"dataset": self.dataset.name, "transitions": self.dataset.total_steps}
 
     def load_state_dict(self, state: dict[str, Any], whole_run: bool = True) -> None:
         super().load_state_dict(state, whole_run)
         if whole_run and "batch" in state:
             saved, ours = state["batch"], self._dataset_identity()
-            if (
-                "dataset" in saved
-                and ours
-                and (saved["dataset"], saved["transitions"])
-                != (
-                    ours["dataset"],
-                    ours["transitions"],
-                )
-            ):
+            learned = {key: saved[key] for key in ours if key in saved}
+            if learned and learned != ours:
                 raise CoachError(
                     f"the checkpoint learned from dataset {saved['dataset']!r} "
                     f"({saved['transitions']} transitions), but this run loaded "
