@@ -40,6 +40,7 @@ bench: install
 	$(BIN)/python -m benchmarks.atari
 	$(BIN)/python -m benchmarks.parallel
 	$(BIN)/python -m benchmarks.async_env
+	$(BIN)/python -m benchmarks.batch_rl
 
 clean:
 	rm -rf $(VENV) experiments .pytest_cache .mypy_cache .ruff_cache
