@@ -18,8 +18,7 @@ import torch
 import torch.nn.functional as F
 
 from coach.agents.ddqn import DDQNAgent, DDQNAgentParameters
-from coach.agents.dqn import DQNAlgorithmParameters
-from coach.core.step_units import EnvironmentSteps, TrainingSteps
+from coach.agents.dqn import BatchDQNAlgorithmParameters
 from coach.core.types import Batch
 from coach.errors import CoachError
 from coach.networks.heads import CategoricalPolicyHeadParameters
@@ -27,14 +26,8 @@ from coach.networks.parameters import NetworkParameters
 
 
 @dataclass(slots=True, kw_only=True)
-class DDQNBCQAlgorithmParameters(DQNAlgorithmParameters):
+class DDQNBCQAlgorithmParameters(BatchDQNAlgorithmParameters):
     """DDQN's parameters and the batch constraint."""
-
-    num_steps_between_copying_online_weights_to_target: EnvironmentSteps | TrainingSteps = field(
-        default_factory=lambda: TrainingSteps(100)
-    )
-    """Gradient steps between two copies of the online weights into the target network (a
-    batch run counts no env steps)."""
 
     threshold: float = 0.3
     """Actions whose behaviour probability is below this fraction of the most likely
@@ -105,11 +98,18 @@ class DDQNBCQAgent(DDQNAgent):
         losses = super().learn_from_batch(batch)
         states = {k: torch.as_tensor(v, device=self.device) for k, v in batch.states.items()}
         actions = torch.as_tensor(batch.actions, device=self.device).long() - self.action_offset
-        logits = self.imitation(states)["logits"]
+        loss, imitation = self._imitation_loss(self.imitation(states)["logits"], actions)
+        self.imitation.train_step(loss)
+        return {**losses, "imitation_loss": imitation}
+
+    def _imitation_loss(
+        self, logits: torch.Tensor, actions: torch.Tensor
+    ) -> tuple[torch.Tensor, float]:
+        """The behaviour model's loss on the logged actions (cross entropy plus the logit
+        penalty), and the cross entropy alone, for the logs."""
         imitation = F.cross_entropy(logits, actions)
         penalty = self.params.algorithm.imitation_logit_penalty * logits.pow(2).mean()
-        self.imitation.train_step(imitation + penalty)
-        return {**losses, "imitation_loss": imitation.item()}
+        return imitation + penalty, imitation.item()
 
     def _learn_shared(self, batch: Batch) -> dict[str, float]:
         """One step on the TD loss and the imitation loss of the one network."""
@@ -120,17 +120,12 @@ class DDQNBCQAgent(DDQNAgent):
         rows, td_errors, q_taken = self.regression(
             q, b, b.extras.get("discount", self.params.algorithm.discount)
         )
-        logits = outputs["logits"]
-        imitation = F.cross_entropy(logits, actions)
-        penalty = self.params.algorithm.imitation_logit_penalty * logits.pow(2).mean()
-        td_loss = (rows * b.weights).mean() if b.weights is not None else rows.mean()
-        self.q_network.train_step(td_loss + imitation + penalty)
-        update = getattr(self.memory, "update_priorities", None)
-        if update is not None and batch.indices is not None:
-            update(batch.indices, td_errors.cpu().numpy())
+        imitation_loss, imitation = self._imitation_loss(outputs["logits"], actions)
+        td_loss = self.replay_loss(rows, td_errors, b)
+        self.q_network.train_step(td_loss + imitation_loss)
         return {
             "q_loss": td_loss.item(),
             "q_mean": q_taken.mean().item(),
             "td_error": td_errors.mean().item(),
-            "imitation_loss": imitation.item(),
+            "imitation_loss": imitation,
         }

@@ -18,20 +18,13 @@ from dataclasses import dataclass, field
 import torch
 
 from coach.agents.ddqn import DDQNAgent, DDQNAgentParameters
-from coach.agents.dqn import DQNAlgorithmParameters
-from coach.core.step_units import EnvironmentSteps, TrainingSteps
+from coach.agents.dqn import BatchDQNAlgorithmParameters
 from coach.core.types import Batch
 
 
 @dataclass(slots=True, kw_only=True)
-class CQLAlgorithmParameters(DQNAlgorithmParameters):
+class CQLAlgorithmParameters(BatchDQNAlgorithmParameters):
     """DDQN's parameters and the conservative penalty."""
-
-    num_steps_between_copying_online_weights_to_target: EnvironmentSteps | TrainingSteps = field(
-        default_factory=lambda: TrainingSteps(100)
-    )
-    """Gradient steps between two copies of the online weights into the target network (a
-    batch run counts no env steps)."""
 
     alpha: float = 1.0
     """Weight of the conservative term."""

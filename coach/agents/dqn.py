@@ -58,6 +58,17 @@ class DQNAlgorithmParameters(AlgorithmParameters):
 
 
 @dataclass(slots=True, kw_only=True)
+class BatchDQNAlgorithmParameters(DQNAlgorithmParameters):
+    """DQN's parameters for the agents made to learn from a dataset (BCQ, CQL): a batch run
+    counts no env steps, so their target syncs count gradient steps."""
+
+    num_steps_between_copying_online_weights_to_target: EnvironmentSteps | TrainingSteps = field(
+        default_factory=lambda: TrainingSteps(100)
+    )
+    """Gradient steps between two copies of the online weights into the target network."""
+
+
+@dataclass(slots=True, kw_only=True)
 class DQNAgentParameters(AgentParameters):
     """A DQN agent: e-greedy exploration, uniform replay, one Q network with a target copy."""
 
@@ -217,16 +228,21 @@ class DQNAgent(Agent):
         actions = (b.actions - self.action_offset).long()
         discount = b.extras.get("discount", self.params.algorithm.discount)
         rows, td_errors, q = self.td_loss(b, actions, discount)
-        loss = (rows * b.weights).mean() if b.weights is not None else rows.mean()
+        loss = self.replay_loss(rows, td_errors, b)
         self.q_network.train_step(loss)
-        update = getattr(self.memory, "update_priorities", None)
-        if update is not None and batch.indices is not None:
-            update(batch.indices, td_errors.cpu().numpy())
         return {
             "q_loss": loss.item(),
             "q_mean": q.mean().item(),
             "td_error": td_errors.mean().item(),
         }
+
+    def replay_loss(self, rows: torch.Tensor, td_errors: torch.Tensor, b: Batch) -> torch.Tensor:
+        """The TD loss of batch ``b`` (in torch) from its rows (B,): their mean, weighted by a
+        prioritized memory's importance weights; that memory gets the rows' new TD errors."""
+        update = getattr(self.memory, "update_priorities", None)
+        if update is not None and b.indices is not None:
+            update(b.indices.cpu().numpy(), td_errors.cpu().numpy())
+        return (rows * b.weights).mean() if b.weights is not None else rows.mean()
 
     def after_training_round(self) -> None:
         period = self.params.algorithm.num_steps_between_copying_online_weights_to_target
