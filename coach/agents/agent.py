@@ -22,7 +22,7 @@ from coach.core.run_phase import RunPhase
 from coach.core.step_units import EnvironmentSteps
 from coach.core.types import ActionInfo, Batch, EnvResponse, Observation
 from coach.errors import CoachError
-from coach.exploration.exploration_policy import random_actions, uniform_behaviour
+from coach.exploration.exploration_policy import random_actions
 from coach.filters.pipeline import InputFilter, OutputFilter
 from coach.networks.network_wrapper import NetworkWrapper
 from coach.networks.parameters import NetworkParameters
@@ -194,8 +194,6 @@ class Agent:
         """Decide actions for the current state; ``action`` is returned in env terms."""
         if self.phase is RunPhase.HEATUP:
             info = ActionInfo(self._random_actions())
-            if self.log_behaviour:
-                info.extras |= uniform_behaviour(self.action_space, len(info.action))
         else:
             info = self.choose_action(self.state)
         self.last_action = info.action

@@ -26,6 +26,7 @@ from coach.core.types import EnvResponse
 from coach.datasets import Episode, write_dataset
 from coach.environments.gym_environment import GymEnvironment
 from coach.errors import CoachError
+from coach.exploration.exploration_policy import uniform_behaviour
 
 
 class _OpenEpisode:
@@ -108,11 +109,11 @@ class EpisodeRecorder:
             return
         info = self.agent.last_info
         behaviour: dict[str, np.ndarray] = {}
-        if info is not None:
+        if self.agent.phase is RunPhase.HEATUP:  # uniform random actions
+            behaviour = uniform_behaviour(self.agent.action_space, self.environment.num_envs)
+        elif info is not None:
             if "action_probabilities" in info.extras:
                 behaviour["action_probabilities"] = info.extras["action_probabilities"]
-            elif "action_log_prob" in info.extras:
-                behaviour["action_log_prob"] = info.extras["action_log_prob"]
             elif info.log_prob is not None:
                 behaviour["action_log_prob"] = np.asarray(info.log_prob)
         for i, episode in enumerate(self._open):

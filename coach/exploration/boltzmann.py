@@ -82,14 +82,13 @@ class Boltzmann(ExplorationPolicy):
         return self.probabilities(action_values)
 
     def get_action(self, action_values: np.ndarray, phase: RunPhase) -> np.ndarray:
-        if phase is RunPhase.EVALUATE:
-            if self.evaluation_temperature == 0:
-                return action_values.argmax(axis=1) + self.start
-            probabilities = self.probabilities(action_values, self.evaluation_temperature)
-        else:  # the temperature of this step, as action_probabilities logs it
-            probabilities = self.probabilities(action_values)
+        evaluating = phase is RunPhase.EVALUATE
+        if evaluating and self.evaluation_temperature == 0:
+            return action_values.argmax(axis=1) + self.start
+        # The probabilities a dataset logs of this step, drawn from before the clock moves on.
+        cumulative = self.action_probabilities(action_values, phase).cumsum(axis=1)
+        if not evaluating:
             self.steps += len(action_values)
-        cumulative = probabilities.cumsum(axis=1)
         draws = self.rng.random((len(action_values), 1))
         # The first action whose cumulative probability passes the draw (inverse CDF).
         actions = (draws > cumulative).sum(axis=1)
