@@ -272,15 +272,10 @@ def _run(opts: RunOptions) -> int:
         opts.ray_address,
         opts.evaluation_worker,
     )
-    if opts.record_dataset is not None:
-        from coach.datasets import check_new_dataset
+    if opts.record_dataset is not None:  # refused before the run, not after it
+        from coach.environments.recording import check_recording
 
-        if graph is not preset.graph_manager:
-            raise CoachError(
-                "--record-dataset records the environment of this process; it does not go "
-                "with rollout workers (-n, --backend, -ew)"
-            )
-        check_new_dataset(opts.record_dataset)  # before the run, not after it
+        check_recording(opts.record_dataset, distributed=graph is not preset.graph_manager)
     resuming = opts.resume is not None
     if resuming:
         assert opts.resume is not None and checkpoint is not None
@@ -343,11 +338,12 @@ def _run(opts: RunOptions) -> int:
         from coach.logging.video import EvaluationVideo
 
         graph.video = EvaluationVideo(directory / "videos", mp4=opts.dump_mp4, gif=opts.dump_gifs)
-    recorder, dataset = None, opts.record_dataset or ""
-    if dataset:
+    recorder = None
+    if opts.record_dataset:
         from coach.environments.recording import record_run
 
-        recorder = record_run(graph, evaluating=opts.evaluate is not None)
+        command = " ".join(["coach", *sys.argv[1:]])
+        recorder = record_run(graph, opts.record_dataset, command, opts.evaluate is not None)
     _install_signal_handlers(graph)
     try:
         if opts.evaluate is not None:
@@ -367,7 +363,7 @@ def _run(opts: RunOptions) -> int:
             f"continue with: coach --resume {directory}"
         )
         if recorder is not None:  # the whole episodes so far are kept
-            recorder.save(dataset, " ".join(["coach", *sys.argv[1:]]), logger)
+            recorder.save(logger)
         graph.close()
         return 128 + stop.signum
     except KeyboardInterrupt:
@@ -378,7 +374,7 @@ def _run(opts: RunOptions) -> int:
         graph.close()  # whatever went wrong, what was logged so far reaches the disk
         raise
     if recorder is not None:
-        recorder.save(dataset, " ".join(["coach", *sys.argv[1:]]), logger)
+        recorder.save(logger)
     best = max(graph.evaluations, key=lambda e: e.mean_reward, default=None)
     if best is not None and opts.evaluate is None:
         successes = [e for e in graph.evaluations if e.successes]

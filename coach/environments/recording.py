@@ -23,7 +23,7 @@ import numpy as np
 from coach.agents.agent import Agent
 from coach.core.run_phase import RunPhase
 from coach.core.types import EnvResponse
-from coach.datasets import Episode, write_dataset
+from coach.datasets import Episode, check_new_dataset, write_dataset
 from coach.environments.gym_environment import GymEnvironment
 from coach.errors import CoachError
 from coach.exploration.exploration_policy import uniform_behaviour
@@ -67,15 +67,21 @@ class EpisodeRecorder:
             behaviour.
         phases: The phases whose episodes are kept: heatup and training for a training run,
             evaluation for ``--evaluate``.
+        dataset: The dataset `save` writes, and the command that made the episodes.
     """
 
     def __init__(
-        self, environment: GymEnvironment, agent: Agent, phases: Iterable[RunPhase]
+        self,
+        environment: GymEnvironment,
+        agent: Agent,
+        phases: Iterable[RunPhase],
+        dataset: tuple[str, str] = ("", ""),
     ) -> None:
         self.environment = environment
         self.agent = agent
         self.phases = frozenset(phases)
         self.episodes: list[Episode] = []
+        self.dataset = dataset
         self._open: list[_OpenEpisode | None] = [None] * environment.num_envs
         agent.log_behaviour = True
         environment.recorder = self
@@ -132,9 +138,9 @@ class EpisodeRecorder:
             if done:  # the copy starts a new episode, recorded from its first step
                 self._open[i] = _OpenEpisode(self._raw(response.observation, i))
 
-    def save(self, name: str, command: str, logger: Any) -> None:
-        """Write the episodes recorded so far as dataset ``name``, saying so in the run's log
-        (``command`` is what made them, kept in the dataset's description)."""
+    def save(self, logger: Any) -> None:
+        """Write the episodes recorded so far as the run's dataset, saying so in its log."""
+        name, command = self.dataset
         if not self.episodes:
             logger.info(f"no whole episode to record: dataset {name} not written")
             return
@@ -159,13 +165,25 @@ class EpisodeRecorder:
         )
 
 
-def record_run(graph: Any, evaluating: bool) -> EpisodeRecorder:
-    """Record the episodes of a run's environment (``--record-dataset``): training's
-    (heatup and training), or with ``evaluating`` the evaluation's."""
+def check_recording(name: str, distributed: bool) -> None:
+    """Refuse, before a run starts, a recording it could not make: into an existing or
+    invalid dataset ``name``, or of a run whose rollout workers act elsewhere."""
+    if distributed:
+        raise CoachError(
+            "--record-dataset records the environment of this process; it does not go "
+            "with rollout workers (-n, --backend, -ew)"
+        )
+    check_new_dataset(name)
+
+
+def record_run(graph: Any, name: str, command: str, evaluating: bool) -> EpisodeRecorder:
+    """Record the episodes of a run's environment (``--record-dataset``) as dataset
+    ``name``: training's (heatup and training), or with ``evaluating`` the evaluation's.
+    ``command`` is what made them, kept in the dataset's description."""
     if not isinstance(graph.environment, GymEnvironment):
         raise CoachError(
             f"--record-dataset records a gymnasium environment stepped in this process "
             f"(vectorization 'sync'), not a {type(graph.environment).__name__}"
         )
     phases = [RunPhase.EVALUATE] if evaluating else [RunPhase.HEATUP, RunPhase.TRAIN]
-    return EpisodeRecorder(graph.environment, graph.levels[0].agent, phases)
+    return EpisodeRecorder(graph.environment, graph.levels[0].agent, phases, (name, command))
