@@ -24,8 +24,6 @@ How an `Episode` maps onto Minari's episode:
 
 from __future__ import annotations
 
-import difflib
-import re
 import shutil
 import warnings
 from collections.abc import Sequence
@@ -43,6 +41,7 @@ from minari.dataset.minari_storage import MinariStorage
 from minari.storage import get_dataset_path
 
 from coach.dataset_checks import check_supported, episode_misfit
+from coach.dataset_ids import check_new_dataset, local_dataset, unknown_id
 from coach.errors import CoachError
 
 _HDF5_FILE = "main_data.hdf5"
@@ -182,19 +181,6 @@ def write_dataset(
     return path
 
 
-def check_new_dataset(name: str) -> str:
-    """The versioned id a new dataset ``name`` is written under; refused (CoachError) if it
-    is not a valid id or a dataset has it already. A run checks before it starts."""
-    dataset_id = _versioned_id(name)
-    path = Path(get_dataset_path()) / dataset_id
-    if path.exists():
-        raise CoachError(
-            f"a dataset {dataset_id!r} already exists at {path}; "
-            "choose another name or version, or delete it first"
-        )
-    return dataset_id
-
-
 def load_dataset(name_or_path: str | Path) -> Dataset:
     """Load a local Minari dataset by id or by path; nothing is downloaded.
 
@@ -207,11 +193,11 @@ def load_dataset(name_or_path: str | Path) -> Dataset:
             missing path, a file that cannot be read, or data that does not fit its spaces.
     """
     if isinstance(name_or_path, str) and DATASET_ID_RE.fullmatch(name_or_path):
-        local = _local_dataset(name_or_path)
+        local = local_dataset(name_or_path)
         if local is not None:
             return _read(local / "data")
         if not Path(name_or_path).exists():  # a relative path may look like an id
-            raise _unknown_id(name_or_path)
+            raise unknown_id(name_or_path)
     path = Path(name_or_path)
     if not path.exists():
         raise CoachError(f"no dataset at {path}: the path does not exist")
@@ -277,16 +263,6 @@ def transitions(dataset: Dataset, observation_key: str = "observation") -> dict[
     }
 
 
-def _versioned_id(name: str) -> str:
-    match = DATASET_ID_RE.fullmatch(name)
-    if match is None:
-        raise CoachError(
-            f"{name!r} is not a Minari dataset id: ids are (namespace/)(env_name/)dataset_name"
-            "(-vN) made of letters, digits, '-' and '_', e.g. 'cartpole/random-v0'"
-        )
-    return name if match.group("version") is not None else f"{name}-v0"
-
-
 def _env_spec_json(env_id: str) -> str:
     """The registered spec of ``env_id`` as Minari stores it (no environment is built)."""
     try:
@@ -336,41 +312,6 @@ def _buffer(episode: Episode) -> EpisodeBuffer:
         terminations=episode.terminations.astype(bool),
         truncations=episode.truncations.astype(bool),
         infos=infos,
-    )
-
-
-def _local_dataset(name: str) -> Path | None:
-    """The directory of a local dataset id (the newest version when it has none)."""
-    match = DATASET_ID_RE.fullmatch(name)
-    assert match is not None
-    root = get_dataset_path()
-    if match.group("version") is not None:
-        path = root / name
-        return path if (path / "data").is_dir() else None
-    namespace, dataset_name = match.group("namespace", "dataset")
-    parent = root / namespace if namespace else root
-    pattern = re.compile(rf"{re.escape(dataset_name)}-v(\d+)")
-    versions = {}
-    if parent.is_dir():
-        for child in parent.iterdir():
-            version = pattern.fullmatch(child.name)
-            if version is not None and (child / "data").is_dir():
-                versions[int(version.group(1))] = child
-    return versions[max(versions)] if versions else None
-
-
-def _unknown_id(name: str) -> CoachError:
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # Minari warns about each misconfigured dataset
-        ids = list(minari.list_local_datasets())
-    match = DATASET_ID_RE.fullmatch(name)
-    if match is not None and match.group("version") is None:
-        ids = sorted({re.sub(r"-v\d+$", "", i) for i in ids})
-    close = difflib.get_close_matches(name, ids, 3, 0.6)
-    hint = f"; did you mean {', '.join(close)}?" if close else "; `minari list local` lists them"
-    return CoachError(
-        f"no local Minari dataset {name!r} under {get_dataset_path()}{hint} "
-        "(Coach does not download datasets: `minari download ID` fetches a remote one)"
     )
 
 

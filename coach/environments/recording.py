@@ -23,7 +23,8 @@ import numpy as np
 from coach.agents.agent import Agent
 from coach.core.run_phase import RunPhase
 from coach.core.types import EnvResponse
-from coach.datasets import Episode, check_new_dataset, write_dataset
+from coach.dataset_ids import check_new_dataset
+from coach.datasets import Episode, write_dataset
 from coach.environments.gym_environment import GymEnvironment
 from coach.errors import CoachError
 from coach.exploration.exploration_policy import uniform_behaviour
