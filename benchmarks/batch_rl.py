@@ -17,8 +17,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from coach.batch.graph_manager import BatchRLGraphManager
 from coach.errors import CoachError
-from coach.graph_managers.batch_rl import BatchRLGraphManager
 from coach.graph_managers.parameters import RunContext
 from coach.presets import list_presets, load_preset
 

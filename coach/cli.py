@@ -273,7 +273,7 @@ def _run(opts: RunOptions) -> int:
         opts.evaluation_worker,
     )
     if opts.record_dataset is not None:  # refused before the run, not after it
-        from coach.environments.recording import check_recording
+        from coach.batch.recording import check_recording
 
         check_recording(opts.record_dataset, distributed=graph is not preset.graph_manager)
     resuming = opts.resume is not None
@@ -340,7 +340,7 @@ def _run(opts: RunOptions) -> int:
         graph.video = EvaluationVideo(directory / "videos", mp4=opts.dump_mp4, gif=opts.dump_gifs)
     recorder = None
     if opts.record_dataset:
-        from coach.environments.recording import record_run
+        from coach.batch.recording import record_run
 
         command = " ".join(["coach", *sys.argv[1:]])
         recorder = record_run(graph, opts.record_dataset, command, opts.evaluate is not None)

@@ -15,7 +15,7 @@ from coach import (
 )
 from coach.agents.agent import AgentParameters
 from coach.agents.dqn import DQNAgentParameters
-from coach.graph_managers.batch_rl import BatchRLGraphManager, BatchRLParameters, batch_schedule
+from coach.batch.graph_manager import BatchRLGraphManager, BatchRLParameters, batch_schedule
 from coach.networks.heads import HeadParameters
 
 

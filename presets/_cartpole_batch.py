@@ -12,7 +12,7 @@ On seed 0 the recorded episodes average 243.9. Not a preset itself.
 from __future__ import annotations
 
 from coach.agents.agent import AgentParameters
-from coach.graph_managers.batch_rl import BatchRLGraphManager
+from coach.batch.graph_manager import BatchRLGraphManager
 from presets import _batch
 
 DATASET = "cartpole/ppo-half-v0"

@@ -133,7 +133,7 @@ class Agent:
         """False while the level above tests a subgoal: act without exploration (HAC)."""
         self.log_behaviour = False
         """Give each action's probability with it (`ActionInfo.extras`): a dataset is being
-        recorded (`coach.environments.recording`)."""
+        recorded (`coach.batch.recording`)."""
         self.last_info: ActionInfo | None = None
         """What the agent decided last."""
         self.env_steps = 0

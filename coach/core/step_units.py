@@ -80,6 +80,6 @@ class TrainingSteps(StepUnit):
 
 
 class Epochs(StepUnit):
-    """Passes over a batch-RL dataset (`coach.graph_managers.batch_rl`)."""
+    """Passes over a batch-RL dataset (`coach.batch.graph_manager`)."""
 
     __slots__ = ()

@@ -28,7 +28,7 @@ from coach.environments.levels import resolve_level
 from coach.errors import CoachError
 
 if TYPE_CHECKING:
-    from coach.environments.recording import EpisodeRecorder
+    from coach.batch.recording import EpisodeRecorder
 
 
 @dataclass(slots=True, kw_only=True)

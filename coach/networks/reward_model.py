@@ -1,6 +1,6 @@
 """A reward model: the expected reward of every discrete action in a state, r(s, .).
 
-Off-policy evaluation (`coach.ope`) needs it for its direct-method and doubly-robust
+Off-policy evaluation (`coach.batch.ope`) needs it for its direct-method and doubly-robust
 estimates. It is fitted once on a dataset by regressing the output of each logged action
 on its reward (the other outputs get no gradient from that row).
 """

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from coach.datasets import load_dataset
+from coach.batch.datasets import load_dataset
 from tests.integration.coach_cli import COMMAND, SMALL, experiment
 
 

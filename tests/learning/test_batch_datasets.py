@@ -16,8 +16,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from coach.datasets import load_dataset
-from coach.graph_managers.batch_rl import BatchRLGraphManager
+from coach.batch.datasets import load_dataset
+from coach.batch.graph_manager import BatchRLGraphManager
 from coach.presets import list_presets, load_preset
 
 DESCRIBED = {

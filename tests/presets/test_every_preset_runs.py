@@ -8,11 +8,11 @@ import numpy as np
 import pytest
 from gymnasium import spaces
 
+from coach.batch.graph_manager import BatchRLGraphManager
+from coach.batch.recording import EpisodeRecorder
 from coach.core.run_phase import RunPhase
 from coach.core.step_units import EnvironmentSteps
 from coach.environments.atari import AtariEnvironmentParameters
-from coach.environments.recording import EpisodeRecorder
-from coach.graph_managers.batch_rl import BatchRLGraphManager
 from coach.graph_managers.parameters import RunContext
 from coach.parameters import set_parameter
 from coach.presets import describe, list_presets, load_preset

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from coach.dataset_ids import check_new_dataset, local_dataset, unknown_id
+from coach.batch.ids import check_new_dataset, local_dataset, unknown_id
 from coach.errors import CoachError
 
 

@@ -1,22 +1,20 @@
 """What a dataset must be for Coach: spaces it can use, episodes that fit them, and a dataset
 in its environment's spaces.
 
-`coach.datasets` refuses unusable spaces and misfit episodes with `check_supported` and
+`coach.batch.datasets` refuses unusable spaces and misfit episodes with `check_supported` and
 `episode_misfit` (when writing and when reading); a batch run refuses a dataset recorded in
 other spaces than its environment's with `check_spaces`.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 from gymnasium import spaces
 
+from coach.batch.episodes import Dataset, Episode
 from coach.errors import CoachError
-
-if TYPE_CHECKING:
-    from coach.datasets import Dataset, Episode
 
 _ARRAY_SPACES = (spaces.Box, spaces.Discrete, spaces.MultiDiscrete, spaces.MultiBinary)
 _DTYPE_KINDS: tuple[tuple[type[spaces.Space], str], ...] = (

@@ -14,8 +14,8 @@ import numpy as np
 import pytest
 from gymnasium import spaces
 
-from coach.dataset_checks import check_spaces
-from coach.datasets import (
+from coach.batch.checks import check_spaces
+from coach.batch.datasets import (
     Episode,
     load_dataset,
     transitions,

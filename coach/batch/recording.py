@@ -9,7 +9,7 @@ before the filter, while the action recorded is the environment's. It keeps whol
 only: an episode is recorded when it starts and ends in a recorded phase, so the episodes
 that an evaluation cuts short (or that the run's end leaves open) are dropped. Observations
 and actions are kept as the environment gave and took them, before any of Coach's filters,
-so the dataset (`coach.datasets`) is the environment's own.
+so the dataset (`coach.batch.datasets`) is the environment's own.
 """
 
 from __future__ import annotations
@@ -21,10 +21,11 @@ from typing import Any
 import numpy as np
 
 from coach.agents.agent import Agent
+from coach.batch.datasets import write_dataset
+from coach.batch.episodes import Episode
+from coach.batch.ids import check_new_dataset
 from coach.core.run_phase import RunPhase
 from coach.core.types import EnvResponse
-from coach.dataset_ids import check_new_dataset
-from coach.datasets import Episode, write_dataset
 from coach.environments.gym_environment import GymEnvironment
 from coach.errors import CoachError
 from coach.exploration.exploration_policy import uniform_behaviour

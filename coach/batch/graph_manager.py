@@ -7,12 +7,12 @@
             off-policy evaluation of the agent's policy on the dataset (logged as OPE/...)
             every steps_between_evaluation_periods epochs: evaluate in the real environment
 
-The dataset is a local Minari dataset (`coach.datasets`), recorded by a run with
+The dataset is a local Minari dataset (`coach.batch.datasets`), recorded by a run with
 ``--record-dataset``; its spaces must be the environment's. The environment is built as in
 any run, but only evaluations act in it. A batch run's clock is its gradient steps: its
 logs, checkpoints and budgets count them where other runs count env steps.
 
-The off-policy estimates (`coach.ope`) use the behaviour policy's action probabilities that
+The off-policy estimates (`coach.batch.ope`) use the behaviour policy's action probabilities that
 the dataset logged, a reward model (an MLP from the state to each action's reward, fitted
 once on the dataset) and the agent's own Q-values: they tell how good the policy is before
 it is deployed, and the real evaluations show how far to trust them. They are in the
@@ -31,10 +31,12 @@ import numpy as np
 import torch
 
 from coach.agents.agent import Agent, AgentParameters
+from coach.batch.checks import check_spaces
+from coach.batch.datasets import load_dataset, transitions
+from coach.batch.episodes import Dataset
+from coach.batch.ope import OPEEpisode, estimate
 from coach.core.run_phase import RunPhase
 from coach.core.step_units import EnvironmentEpisodes, EnvironmentSteps, Epochs
-from coach.dataset_checks import check_spaces
-from coach.datasets import Dataset, load_dataset, transitions
 from coach.environments.environment import Environment
 from coach.environments.gym_environment import GymEnvironment, GymEnvironmentParameters
 from coach.errors import CoachError
@@ -45,7 +47,6 @@ from coach.graph_managers.parameters import RunContext, ScheduleParameters
 from coach.level_manager import LevelManager
 from coach.networks.parameters import MiddlewareParameters, NetworkParameters
 from coach.networks.reward_model import RewardModel
-from coach.ope import OPEEpisode, estimate
 
 
 @dataclass(slots=True, kw_only=True)

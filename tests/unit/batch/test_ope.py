@@ -15,8 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 import pytest
 
-from coach.errors import CoachError
-from coach.ope import (
+from coach.batch.ope import (
     OPEEpisode,
     direct_method,
     doubly_robust,
@@ -25,6 +24,7 @@ from coach.ope import (
     sequential_doubly_robust,
     weighted_importance_sampling,
 )
+from coach.errors import CoachError
 
 # --- contextual bandit: 3 contexts, 3 actions --------------------------------------------------
 

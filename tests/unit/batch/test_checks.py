@@ -12,8 +12,9 @@ import numpy as np
 import pytest
 from gymnasium import spaces
 
-from coach.dataset_checks import check_spaces
-from coach.datasets import Dataset, Episode, load_dataset, write_dataset
+from coach.batch.checks import check_spaces
+from coach.batch.datasets import load_dataset, write_dataset
+from coach.batch.episodes import Dataset, Episode
 from coach.errors import CoachError
 
 

@@ -3,7 +3,7 @@
 Minari is Farama's standard format for offline RL. A run records the episodes it collects
 (``coach -p PRESET --record-dataset NAME``) with `write_dataset`, and a batch preset reads them
 back with `load_dataset`, checks them against its environment with
-`coach.dataset_checks.check_spaces` and flattens them into transitions with `transitions`.
+`coach.batch.checks.check_spaces` and flattens them into transitions with `transitions`.
 Only local datasets are read: nothing is downloaded (``minari download ID`` fetches a remote
 one into the same local root).
 
@@ -27,7 +27,6 @@ from __future__ import annotations
 import shutil
 import warnings
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -40,72 +39,15 @@ from minari.dataset.minari_dataset import DATASET_ID_RE
 from minari.dataset.minari_storage import MinariStorage
 from minari.storage import get_dataset_path
 
-from coach.dataset_checks import check_supported, episode_misfit
-from coach.dataset_ids import check_new_dataset, local_dataset, unknown_id
+from coach.batch.checks import check_supported, episode_misfit
+from coach.batch.episodes import Dataset, Episode
+from coach.batch.ids import check_new_dataset, local_dataset, unknown_id
 from coach.errors import CoachError
 
 _HDF5_FILE = "main_data.hdf5"
 # Minari's advice to fill in an author's e-mail, a code permalink, an evaluation env...:
 # noise for a run that records what it collected.
 _MINARI_NAGS = r"(`\w+` is set to None|env_spec is None)"
-
-
-@dataclass(slots=True)
-class Episode:
-    """One episode as the environment gave it (raw gymnasium spaces, not Coach's filtered
-    ones), ``T`` steps long."""
-
-    observations: np.ndarray | dict[str, np.ndarray]
-    """``(T + 1, ...)``, the final observation included; a dict of them for a Dict space."""
-    actions: np.ndarray
-    """``(T, *action_shape)``, in the environment's action space."""
-    rewards: np.ndarray
-    """``(T,)`` float (float64 once loaded)."""
-    terminations: np.ndarray
-    """``(T,)`` bool."""
-    truncations: np.ndarray
-    """``(T,)`` bool."""
-    behaviour: dict[str, np.ndarray] = field(default_factory=dict)
-    """What the acting policy logged about each action, ``(T, ...)`` per key:
-    ``"action_probabilities"`` ``(T, A)`` for discrete actions (the probability of every
-    action under the behaviour policy at that step), ``"action_log_prob"`` ``(T,)`` for
-    continuous ones. Stored in Minari's ``infos`` (see the module docstring)."""
-
-    @property
-    def num_steps(self) -> int:
-        """``T``, the number of actions taken."""
-        return len(self.rewards)
-
-
-@dataclass(slots=True)
-class Dataset:
-    """A loaded dataset."""
-
-    name: str
-    """The Minari id, e.g. ``cartpole/random-v0``."""
-    path: Path
-    """Its directory (the one holding ``data/``)."""
-    episodes: list[Episode]
-    """Its episodes, in the order they were written."""
-    observation_space: spaces.Space
-    """The environment's observation space when the dataset was recorded."""
-    action_space: spaces.Space
-    """The environment's action space when the dataset was recorded."""
-    env_id: str | None
-    """The registered gymnasium id of the environment, if it was recorded."""
-    metadata: dict[str, Any]
-    """Minari's metadata as Minari returns it: ``dataset_id``, ``total_steps``,
-    ``total_episodes``, ``algorithm_name``, ``description``, ``author`` (a set)..."""
-
-    @property
-    def total_steps(self) -> int:
-        """Steps (actions) over all episodes."""
-        return sum(episode.num_steps for episode in self.episodes)
-
-    @property
-    def num_episodes(self) -> int:
-        """How many episodes it holds."""
-        return len(self.episodes)
 
 
 def write_dataset(

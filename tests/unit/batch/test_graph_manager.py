@@ -14,18 +14,18 @@ from coach.agents.bc import BCAgentParameters
 from coach.agents.bcq import DDQNBCQAgentParameters
 from coach.agents.cql import CQLAgentParameters
 from coach.agents.ddqn import DDQNAgentParameters
+from coach.batch.datasets import load_dataset, transitions
+from coach.batch.graph_manager import BatchRLGraphManager, BatchRLParameters, batch_schedule
+from coach.batch.recording import EpisodeRecorder
 from coach.checkpoints import load_checkpoint
 from coach.core.run_phase import RunPhase
 from coach.core.step_units import EnvironmentEpisodes, EnvironmentSteps, Epochs
-from coach.datasets import load_dataset, transitions
 from coach.environments.gym_environment import GymEnvironmentParameters
-from coach.environments.recording import EpisodeRecorder
 from coach.errors import CoachError
 from coach.filters.action import PartialDiscreteActionSpaceMap
 from coach.filters.observation.stacking import ObservationStackingFilter
 from coach.filters.pipeline import OutputFilter
 from coach.filters.reward.normalization import RewardNormalizationFilter
-from coach.graph_managers.batch_rl import BatchRLGraphManager, BatchRLParameters, batch_schedule
 from coach.graph_managers.parameters import RunContext
 from coach.memories.prioritized_experience_replay import PrioritizedExperienceReplayParameters
 from coach.networks.heads import CategoricalPolicyHeadParameters, QHeadParameters
