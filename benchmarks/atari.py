@@ -27,6 +27,7 @@ from gymnasium import spaces
 
 from coach.core.spaces import StackedFrames
 from coach.core.step_units import EnvironmentSteps
+from coach.core.types import Transition
 from coach.environments.atari import AtariEnvironmentParameters
 from coach.environments.levels import levels
 from coach.filters.atari import atari_input_filter
@@ -79,7 +80,16 @@ def pipeline_rates(steps: int) -> list[tuple[str, float]]:
 
     def stored_step() -> None:
         state, reward = filtered_step()
-        memory.store(previous["state"], batch, reward, state, np.zeros(1, bool), np.zeros(1, bool))
+        memory.store(
+            Transition(
+                state=previous["state"],
+                action=batch,
+                reward=reward,
+                next_state=state,
+                terminated=np.zeros(1, bool),
+                truncated=np.zeros(1, bool),
+            )
+        )
         previous["state"] = state
 
     rows = [
@@ -122,9 +132,15 @@ def replay_bytes(capacity: int) -> tuple[int, float, float, float]:
         next_stack = np.concatenate([stack[:, 1:], new[None, None]], axis=1)
         ended = (t + 1) % 1000 == 0
         memory.store(
-            {"observation": stack}, action, reward, {"observation": next_stack},
-            np.array([ended]), zeros,
-        )  # fmt: skip
+            Transition(
+                state={"observation": stack},
+                action=action,
+                reward=reward,
+                next_state={"observation": next_stack},
+                terminated=np.array([ended]),
+                truncated=zeros,
+            )
+        )
         stack = np.repeat(next_stack[:, -1:], 4, axis=1) if ended else next_stack
     seconds = time.perf_counter() - start
     after = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024

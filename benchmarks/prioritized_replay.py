@@ -19,6 +19,7 @@ import time
 import numpy as np
 from gymnasium import spaces
 
+from coach.core.types import Transition
 from coach.memories.experience_replay import ExperienceReplay
 from coach.memories.prioritized_experience_replay import PrioritizedExperienceReplay
 
@@ -34,12 +35,14 @@ def fill(memory: ExperienceReplay, rng: np.random.Generator) -> None:
     for start in range(0, memory.capacity, FILL_CHUNK):
         count = min(FILL_CHUNK, memory.capacity - start)
         memory.store(
-            {"observation": rng.standard_normal((count, 4), dtype=np.float32)},
-            rng.integers(0, 2, size=count),
-            np.ones(count, dtype=np.float32),
-            {"observation": rng.standard_normal((count, 4), dtype=np.float32)},
-            rng.random(count) < 0.05,
-            np.zeros(count, dtype=bool),
+            Transition(
+                state={"observation": rng.standard_normal((count, 4), dtype=np.float32)},
+                action=rng.integers(0, 2, size=count),
+                reward=np.ones(count, dtype=np.float32),
+                next_state={"observation": rng.standard_normal((count, 4), dtype=np.float32)},
+                terminated=rng.random(count) < 0.05,
+                truncated=np.zeros(count, dtype=bool),
+            )
         )
 
 

@@ -11,7 +11,7 @@ hierarchies of any depth are built.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 from gymnasium import spaces
@@ -19,7 +19,7 @@ from gymnasium import spaces
 from coach.agents.agent import Agent
 from coach.core.goals import GoalReward
 from coach.core.run_phase import RunPhase
-from coach.core.types import EnvResponse
+from coach.core.types import ActionInfo, EnvResponse
 from coach.environments.environment import Environment
 from coach.errors import CoachError
 
@@ -49,6 +49,18 @@ class LevelGoals:
                 f"observation, which has {sorted(observation_space.spaces)}"
             )
         return spaces.Dict({**observation_space.spaces, self.desired_goal_key: goal_space})
+
+
+class StepObserver(Protocol):
+    """Watches a level's environment steps (dataset recording, for one): what the agent
+    decided and what the environment answered, in the phase the level is in. Observers see
+    the level manager, never the environment or the agent."""
+
+    def on_reset(self, response: EnvResponse, phase: RunPhase) -> None:
+        """New episodes started in every copy."""
+
+    def on_step(self, info: ActionInfo, response: EnvResponse, phase: RunPhase) -> None:
+        """The environment took ``info.env_action`` and answered ``response``."""
 
 
 class LevelManager(Environment):
@@ -100,6 +112,8 @@ class LevelManager(Environment):
         self.observation_space = environment.observation_space
         self.action_space = action_space
         self.num_envs = environment.num_envs
+        self.observers: list[StepObserver] = []
+        """Told of every reset and step of this level's environment."""
 
     @property
     def phase(self) -> RunPhase:
@@ -114,6 +128,8 @@ class LevelManager(Environment):
 
     def reset(self, seed: int | None = None) -> EnvResponse:
         response = self.environment.reset(seed)
+        for observer in self.observers:
+            observer.on_reset(response, self.phase)
         self._current = response
         if self.goals is None:  # a goal level starts its agent when a goal arrives
             self.agent.reset(response)
@@ -135,7 +151,7 @@ class LevelManager(Environment):
             return response
         reward = response.reward.astype(np.float64)
         for _ in range(self.steps_per_action - 1):
-            if response.next_observation is not response.observation:  # an episode ended
+            if response.done.any():  # an episode ended: the level above sees it now
                 break
             response = self._step_once(agent)
             reward += response.reward
@@ -148,6 +164,7 @@ class LevelManager(Environment):
             episode_return=response.episode_return,
             episode_length=response.episode_length,
             infos=response.infos,
+            episode_started=response.episode_started,
         )
 
     def _pursue(self, goal: Any) -> EnvResponse:
@@ -161,23 +178,22 @@ class LevelManager(Environment):
         reward = np.zeros(self.num_envs)
         goal_return = np.zeros(self.num_envs)
         for t in range(1, self.steps_per_action + 1):
-            response = self.environment.step(self._act(agent))
+            response = self._environment_step(agent)
             reward += response.reward
             achieved = response.next_observation[goals.achieved_goal_key]
             reached = goals.goal_reward.reached(achieved, goal)
             goal_reward = goals.goal_reward.reward(achieved, goal)
             goal_return += goal_reward
             terminated = response.terminated | (reached & goals.goal_reward.terminate_when_reached)
-            ended = response.next_observation is not response.observation
+            ended = response.done.any()
             last = bool(terminated.any() or ended or t == self.steps_per_action)
             truncated = ~terminated & (response.truncated | (t == self.steps_per_action))
             next_observation = {**response.next_observation, goals.desired_goal_key: goal}
             # At the end of a sub-episode the agent sees an episode end; the next one starts
             # from the environment's observation with the next goal (`agent.reset` above).
-            observation = dict(next_observation) if last else next_observation
             agent.observe(
                 EnvResponse(
-                    observation=observation,
+                    observation=next_observation,
                     reward=goal_reward.astype(np.float32),
                     terminated=terminated if last else np.zeros_like(terminated),
                     truncated=truncated if last else np.zeros_like(truncated),
@@ -185,6 +201,7 @@ class LevelManager(Environment):
                     episode_return=goal_return.copy(),
                     episode_length=np.full(self.num_envs, t),
                     infos=[{"is_success": float(r)} for r in reached],
+                    episode_started=np.full(self.num_envs, last),
                 )
             )
             agent.train()
@@ -200,6 +217,7 @@ class LevelManager(Environment):
             episode_return=response.episode_return,
             episode_length=response.episode_length,
             infos=response.infos,
+            episode_started=response.episode_started,
         )
 
     def _with_goal(self, observation: dict[str, np.ndarray], goal: np.ndarray) -> EnvResponse:
@@ -208,16 +226,20 @@ class LevelManager(Environment):
         with_goal = {**observation, self.goals.desired_goal_key: goal}
         return EnvResponse.first(with_goal, self.num_envs)
 
-    def _act(self, agent: Agent) -> Any:
-        """The agent's action; a subgoal test it asks for reaches the levels below."""
+    def _environment_step(self, agent: Agent) -> EnvResponse:
+        """The agent acts, the environment steps, the observers see both. A subgoal test the
+        agent asks for reaches the levels below."""
         info = agent.act()
         if self._below is not None:
             testing = self.testing_subgoal or bool(info.extras.get("subgoal_test", False))
             self._below.testing_subgoal = testing
-        return info.action
+        response = self.environment.step(info.env_action)
+        for observer in self.observers:
+            observer.on_step(info, response, self.phase)
+        return response
 
     def _step_once(self, agent: Agent) -> EnvResponse:
-        response = self.environment.step(self._act(agent))
+        response = self._environment_step(agent)
         agent.observe(response)
         agent.train()
         return response

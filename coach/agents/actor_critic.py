@@ -9,7 +9,6 @@ n-step returns bootstrapped from the block's end).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
 
 import torch
 
@@ -19,6 +18,7 @@ from coach.agents.on_policy import (
     OnPolicyAlgorithmParameters,
 )
 from coach.core.types import Batch
+from coach.memories.memory import MemoryParameters
 from coach.memories.rollout import RolloutParameters
 
 
@@ -42,7 +42,9 @@ class ActorCriticAgentParameters(OnPolicyAgentParameters):
         default_factory=ActorCriticAlgorithmParameters
     )
     """The algorithm's parameters."""
-    memory: Any = field(default_factory=lambda: RolloutParameters(rollout_length=5))
+    memory: MemoryParameters | None = field(
+        default_factory=lambda: RolloutParameters(rollout_length=5)
+    )
     """Short rollout blocks (5 steps per env copy)."""
 
     def agent_class(self) -> type[ActorCriticAgent]:

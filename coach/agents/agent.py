@@ -20,10 +20,11 @@ from gymnasium import spaces
 from coach.agents.log import AgentLog, NullLog
 from coach.core.run_phase import RunPhase
 from coach.core.step_units import EnvironmentSteps
-from coach.core.types import ActionInfo, Batch, EnvResponse, Observation
+from coach.core.types import ActionInfo, Batch, EnvResponse, Observation, Transition
 from coach.errors import CoachError
-from coach.exploration.exploration_policy import random_actions
+from coach.exploration.exploration_policy import ExplorationParameters, random_actions
 from coach.filters.pipeline import InputFilter, OutputFilter
+from coach.memories.memory import MemoryParameters
 from coach.networks.network_wrapper import NetworkWrapper
 from coach.networks.parameters import NetworkParameters
 
@@ -53,9 +54,9 @@ class AgentParameters:
 
     algorithm: AlgorithmParameters = field(default_factory=AlgorithmParameters)
     """The algorithm's parameters."""
-    exploration: Any = None
+    exploration: ExplorationParameters | None = None
     """Exploration parameters (built with the action space and the agent's generator)."""
-    memory: Any = None
+    memory: MemoryParameters | None = None
     """Memory parameters (built with the spaces and the agent's generator)."""
     network_wrappers: dict[str, NetworkParameters] = field(default_factory=dict)
     """The agent's networks by name; each has its own optimizer and loss."""
@@ -126,7 +127,6 @@ class Agent:
         self.phase = RunPhase.HEATUP
         self.state: Observation = {}
         """The current filtered observation the agent acts on."""
-        self.last_action: np.ndarray | None = None
         self.goal: Any = None
         """The goal (or option) given by the level above, if any."""
         self.explore = True
@@ -135,7 +135,7 @@ class Agent:
         """Give each action's probability with it (`ActionInfo.extras`): a dataset is being
         recorded (`coach.batch.recording`)."""
         self.last_info: ActionInfo | None = None
-        """What the agent decided last."""
+        """What the agent decided last: the action record its next `observe` stores."""
         self.env_steps = 0
         """Env steps acted and stored in heatup and training."""
         self.training_env_steps = 0
@@ -184,22 +184,26 @@ class Agent:
             self.memory.end_episodes()
         every_env = np.arange(len(response.reward))
         self.input_filter.end_episodes(np.ones(len(every_env), dtype=bool))
-        self.state = self.input_filter.start_episodes(response.observation, every_env)
+        first = self.input_filter.start_episodes(response.observation, every_env)
+        self.state = {key: np.array(value) for key, value in first.items()}
 
     def set_goal(self, goal: Any) -> None:
         """Take a goal (or option) from the level above."""
         self.goal = goal
 
     def act(self) -> ActionInfo:
-        """Decide actions for the current state; ``action`` is returned in env terms."""
+        """Decide actions for the current state; ``env_action`` is the action in the
+        environment's terms (through the output filter)."""
         if self.phase is RunPhase.HEATUP:
             info = ActionInfo(self._random_actions())
         else:
             info = self.choose_action(self.state)
-        self.last_action = info.action
+        info.env_action = (
+            self.output_filter.filter(info.action)
+            if self.output_filter.action_filters
+            else info.action
+        )
         self.last_info = info
-        if self.output_filter.action_filters:
-            info.action = self.output_filter.filter(info.action)
         return info
 
     def _random_actions(self) -> np.ndarray:
@@ -213,44 +217,53 @@ class Agent:
         return self._random_block[self._random_cursor - 1]
 
     def observe(self, response: EnvResponse) -> None:
-        """Take the environment's response to the last action: store it, move the state on."""
+        """Take the environment's response to the last action: store it, move the state on.
+
+        Episode boundaries come from the response's flags alone: where ``terminated`` or
+        ``truncated`` is set an episode ended, where ``episode_started`` is set the copy's
+        ``observation`` begins a new one. The response's arrays stay the environment's: the
+        state kept for the next step is a copy.
+        """
         learning = self.phase is not RunPhase.EVALUATE
         next_state = self.input_filter.filter_observation(response.next_observation, learning)
         if learning:
+            info = self.last_info
+            assert info is not None, "observe follows act"
             reward = self.input_filter.filter_reward(response.reward, update=True)
-            self.store(next_state, reward, response)
+            step = Transition(
+                state=self.state,
+                action=info.action,
+                reward=reward,
+                next_state=next_state,
+                terminated=response.terminated,
+                truncated=response.truncated,
+                extras=dict(info.memory_extras),
+            )
+            self.store(step, info)
             count = len(reward)
             self.env_steps += count
             if self.phase is RunPhase.TRAIN:
                 self.training_env_steps += count
-        if response.next_observation is response.observation:
-            self.state = next_state
-            return
-        done = response.terminated | response.truncated
-        self.input_filter.end_episodes(done)
-        self.handle_episode_ended(done, response)
-        if not self.input_filter.filters_observations:
-            self.state = response.observation
-            return
-        rows = np.flatnonzero(done)
-        first = self.input_filter.start_episodes(
-            {k: v[rows] for k, v in response.observation.items()}, rows
-        )
-        self.state = {k: v.copy() for k, v in next_state.items()}
-        for key, value in first.items():
-            self.state[key][rows] = value
-
-    def store(self, next_state: Observation, reward: np.ndarray, response: EnvResponse) -> None:
-        """Keep a step for learning (default: in the memory, as it is)."""
-        if self.memory is not None:
-            self.memory.store(
-                self.state,
-                self.last_action,
-                reward,
-                next_state,
-                response.terminated,
-                response.truncated,
+        done = response.done
+        if done.any():
+            self.input_filter.end_episodes(done)
+            self.handle_episode_ended(done, response)
+        started = response.episode_started
+        state = {key: np.array(value) for key, value in next_state.items()}
+        if started.any():
+            rows = np.flatnonzero(started)
+            first = self.input_filter.start_episodes(
+                {k: v[rows] for k, v in response.observation.items()}, rows
             )
+            for key, value in first.items():
+                state[key][rows] = value
+        self.state = state
+
+    def store(self, step: Transition, info: ActionInfo) -> None:
+        """Keep a step for learning (default: in the memory, as it is); ``info`` is the
+        action record the step was taken with."""
+        if self.memory is not None:
+            self.memory.store(step)
 
     def handle_episode_ended(self, done: np.ndarray, response: EnvResponse) -> None:
         """Bookkeeping for the envs whose episode ended in this step."""
@@ -331,10 +344,10 @@ class Agent:
             self.exploration.steps = int(state["exploration_steps"])
 
     def ingest(
-        self, steps: list[dict[str, Any]], env_steps: int, phase: RunPhase, source: int = 0
+        self, steps: list[Transition], env_steps: int, phase: RunPhase, source: int = 0
     ) -> None:
-        """Take steps acted elsewhere (by rollout workers) as if observed here: each is the
-        keyword arguments of one `Memory.store` call, ``env_steps`` the env steps they took,
+        """Take steps acted elsewhere (by rollout workers) as if observed here: each is what
+        one `Memory.store` call stored there, ``env_steps`` the env steps they took,
         ``source`` who took them (`Memory.stream`).
 
         The training schedule and the exploration clock count them as this agent's own.
@@ -342,7 +355,7 @@ class Agent:
         if self.memory is not None:
             memory = self.memory.stream(source)
             for step in steps:
-                memory.store(**step)
+                memory.store(step)
         self.env_steps += env_steps
         if phase is RunPhase.TRAIN:
             self.training_env_steps += env_steps

@@ -22,6 +22,7 @@ from coach.agents.agent import Agent, AgentParameters, AlgorithmParameters
 from coach.core.types import ActionInfo, Batch, Observation
 from coach.errors import CoachError
 from coach.memories.experience_replay import ExperienceReplayParameters
+from coach.memories.memory import MemoryParameters
 from coach.networks.heads import (
     CategoricalPolicyHeadParameters,
     DeterministicPolicyHeadParameters,
@@ -36,7 +37,7 @@ class BCAgentParameters(AgentParameters):
 
     algorithm: AlgorithmParameters = field(default_factory=AlgorithmParameters)
     """Batch size (discount and playing steps are unused)."""
-    memory: Any = field(default_factory=ExperienceReplayParameters)
+    memory: MemoryParameters | None = field(default_factory=ExperienceReplayParameters)
     """Holds the dataset."""
     network_wrappers: dict[str, NetworkParameters] = field(
         default_factory=lambda: {

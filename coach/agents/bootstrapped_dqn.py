@@ -17,9 +17,10 @@ import torch.nn.functional as F
 from gymnasium import spaces
 
 from coach.agents.dqn import DQNAgent, DQNAgentParameters, DQNAlgorithmParameters
-from coach.core.types import ActionInfo, Batch, EnvResponse, Observation
+from coach.core.types import ActionInfo, Batch, Observation, Transition
 from coach.errors import CoachError
 from coach.exploration.ensemble import BootstrappedParameters
+from coach.exploration.exploration_policy import ExplorationParameters
 from coach.networks.heads import BootstrappedQHeadParameters
 from coach.networks.parameters import NetworkParameters
 
@@ -40,7 +41,7 @@ class BootstrappedDQNAgentParameters(DQNAgentParameters):
         default_factory=BootstrappedDQNAlgorithmParameters
     )
     """The algorithm's parameters."""
-    exploration: Any = field(default_factory=BootstrappedParameters)
+    exploration: ExplorationParameters | None = field(default_factory=BootstrappedParameters)
     """A head per episode (`BootstrappedParameters`) or `UCBParameters`."""
     network_wrappers: dict[str, NetworkParameters] = field(
         default_factory=lambda: {
@@ -82,15 +83,14 @@ class BootstrappedDQNAgent(DQNAgent):
         action = self.policy.get_action(heads, self.phase)
         return ActionInfo(action=action, action_values=heads.mean(axis=1))
 
-    def store(self, next_state: Observation, reward: np.ndarray, response: EnvResponse) -> None:
+    def store(self, step: Transition, info: ActionInfo) -> None:
         if self.memory is None:
             return
+        # Each head learns from the steps its own coin flips keep (a bootstrap of the data).
         p = self.params.algorithm.bootstrap_probability
-        masks = (self.rng.random((len(reward), self.num_heads)) < p).astype(np.float32)
-        self.memory.store(
-            self.state, self.last_action, reward, next_state, response.terminated,
-            response.truncated, extras={"mask": masks},
-        )  # fmt: skip
+        masks = (self.rng.random((len(step), self.num_heads)) < p).astype(np.float32)
+        step.extras["mask"] = masks
+        self.memory.store(step)
 
     def td_loss(
         self, b: Batch, actions: torch.Tensor, discount: torch.Tensor | float

@@ -27,7 +27,9 @@ from coach.core.run_phase import RunPhase
 from coach.core.types import ActionInfo, Batch, Observation
 from coach.errors import CoachError
 from coach.exploration.additive_noise import AdditiveNoiseParameters
+from coach.exploration.exploration_policy import ExplorationParameters
 from coach.memories.experience_replay import ExperienceReplayParameters
+from coach.memories.memory import MemoryParameters
 from coach.networks.heads import (
     DeterministicPolicyHeadParameters,
     HeadParameters,
@@ -93,9 +95,9 @@ class DDPGAgentParameters(AgentParameters):
 
     algorithm: DDPGAlgorithmParameters = field(default_factory=DDPGAlgorithmParameters)
     """The algorithm's parameters."""
-    exploration: Any = field(default_factory=AdditiveNoiseParameters)
+    exploration: ExplorationParameters | None = field(default_factory=AdditiveNoiseParameters)
     """Noise added to the actor's actions in training (Gaussian, or `OUProcessParameters`)."""
-    memory: Any = field(default_factory=ExperienceReplayParameters)
+    memory: MemoryParameters | None = field(default_factory=ExperienceReplayParameters)
     """The replay memory."""
     network_wrappers: dict[str, NetworkParameters] = field(
         default_factory=lambda: {

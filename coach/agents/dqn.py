@@ -23,10 +23,12 @@ from gymnasium import spaces
 from coach.agents.agent import Agent, AgentParameters, AlgorithmParameters
 from coach.core.run_phase import RunPhase
 from coach.core.step_units import EnvironmentSteps, TrainingSteps
-from coach.core.types import ActionInfo, Batch, EnvResponse, Observation
+from coach.core.types import ActionInfo, Batch, EnvResponse, Observation, Transition
 from coach.errors import CoachError
 from coach.exploration.e_greedy import EGreedy, EGreedyParameters
+from coach.exploration.exploration_policy import ExplorationParameters
 from coach.memories.experience_replay import ExperienceReplayParameters
+from coach.memories.memory import MemoryParameters, TakesPriorities
 from coach.memories.n_step import NStepAccumulator
 from coach.networks.parameters import NetworkParameters
 
@@ -74,9 +76,9 @@ class DQNAgentParameters(AgentParameters):
 
     algorithm: DQNAlgorithmParameters = field(default_factory=DQNAlgorithmParameters)
     """The algorithm's parameters."""
-    exploration: Any = field(default_factory=EGreedyParameters)
+    exploration: ExplorationParameters | None = field(default_factory=EGreedyParameters)
     """Exploration (e-greedy by default; anything whose policy maps Q-values to actions)."""
-    memory: Any = field(default_factory=ExperienceReplayParameters)
+    memory: MemoryParameters | None = field(default_factory=ExperienceReplayParameters)
     """The replay memory (uniform, or prioritized)."""
     network_wrappers: dict[str, NetworkParameters] = field(
         default_factory=lambda: {"main": NetworkParameters(create_target_network=True)}
@@ -171,24 +173,20 @@ class DQNAgent(Agent):
 
     # -- storing ----------------------------------------------------------------------------
 
-    def store(self, next_state: Observation, reward: np.ndarray, response: EnvResponse) -> None:
+    def store(self, step: Transition, info: ActionInfo) -> None:
         if self.n_step is None:
-            super().store(next_state, reward, response)
+            super().store(step, info)
             return
-        assert self.last_action is not None
-        ready = self.n_step.add(
-            self.state, self.last_action, reward, next_state, response.terminated,
-            response.truncated,
-        )  # fmt: skip
+        ready = self.n_step.add(step)
         if ready is not None and self.memory is not None:
-            self.memory.store(**ready)
+            self.memory.store(ready)
 
     def reset(self, response: EnvResponse) -> None:
         # Episodes are about to restart: the steps waiting for their n-step return leave now.
         if self.n_step is not None and self.memory is not None:
             ready = self.n_step.flush()
             if ready is not None:
-                self.memory.store(**ready)
+                self.memory.store(ready)
         super().reset(response)
 
     # -- learning ---------------------------------------------------------------------------
@@ -239,9 +237,8 @@ class DQNAgent(Agent):
     def replay_loss(self, rows: torch.Tensor, td_errors: torch.Tensor, b: Batch) -> torch.Tensor:
         """The TD loss of batch ``b`` (in torch) from its rows (B,): their mean, weighted by a
         prioritized memory's importance weights; that memory gets the rows' new TD errors."""
-        update = getattr(self.memory, "update_priorities", None)
-        if update is not None and b.indices is not None:
-            update(b.indices.cpu().numpy(), td_errors.cpu().numpy())
+        if isinstance(self.memory, TakesPriorities) and b.indices is not None:
+            self.memory.update_priorities(b.indices.cpu().numpy(), td_errors.cpu().numpy())
         return (rows * b.weights).mean() if b.weights is not None else rows.mean()
 
     def after_training_round(self) -> None:

@@ -29,10 +29,11 @@ import torch
 from coach.agents.ddpg import DDPGAgent, DDPGAgentParameters, DDPGAlgorithmParameters
 from coach.core.goals import GoalReward
 from coach.core.run_phase import RunPhase
-from coach.core.types import ActionInfo, EnvResponse, Observation
+from coach.core.types import ActionInfo, Observation, Transition
 from coach.errors import CoachError
 from coach.memories.hierarchical_hindsight import HierarchicalHindsightExperienceReplay
 from coach.memories.hindsight import EpisodicHindsightExperienceReplayParameters
+from coach.memories.memory import MemoryParameters, TakesSubgoalPenalties
 
 
 @dataclass(slots=True, kw_only=True)
@@ -55,7 +56,9 @@ class HACAgentParameters(DDPGAgentParameters):
 
     algorithm: HACAlgorithmParameters = field(default_factory=HACAlgorithmParameters)
     """The algorithm's parameters."""
-    memory: Any = field(default_factory=EpisodicHindsightExperienceReplayParameters)
+    memory: MemoryParameters | None = field(
+        default_factory=EpisodicHindsightExperienceReplayParameters
+    )
     """Hindsight replay of the level's episodes: the bottom level's default; a level that
     sets subgoals takes `HierarchicalHindsightExperienceReplayParameters`."""
 
@@ -76,7 +79,6 @@ class HACAgent(DDPGAgent):
         """The reward of a missed subgoal test: minus the level's horizon."""
         self.value_floor: float | None = None
         """The lowest return of the level's goal rewards (minus its horizon), if bounded."""
-        self.testing = False
         """Whether the subgoal of the last action is being tested."""
 
     def join_hierarchy(
@@ -106,44 +108,43 @@ class HACAgent(DDPGAgent):
     def choose_action(self, state: Observation) -> ActionInfo:
         info = super().choose_action(state)
         rate = self.params.algorithm.subgoal_testing_rate
-        self.testing = (
+        testing = (
             self.sets_goals
             and self.phase is RunPhase.TRAIN
             and self.explore
             and bool(self.rng.random() < rate)
         )
-        if self.testing:
+        if testing:
             info.extras["subgoal_test"] = np.ones(self.num_envs, dtype=bool)
         return info
 
     # -- storing ----------------------------------------------------------------------------
 
-    def store(self, next_state: Observation, reward: np.ndarray, response: EnvResponse) -> None:
+    def store(self, step: Transition, info: ActionInfo) -> None:
         if not self.sets_goals or self.memory is None:
-            super().store(next_state, reward, response)
+            super().store(step, info)
             return
-        assert self.last_action is not None
         algorithm = self.params.algorithm
-        proposed = self.last_action
-        reached = np.asarray(response.next_observation[algorithm.achieved_goal_key])
+        proposed = step.action
+        reached = np.asarray(step.next_state[algorithm.achieved_goal_key])
         # Every level is rewarded for its own goal per action (at the top the environment's
         # goal), not by the sum of the environment's rewards over the steps below.
-        reward = algorithm.goal_reward.reward(reached, next_state[algorithm.desired_goal_key])
-        memory = self.memory
-        assert isinstance(memory, HierarchicalHindsightExperienceReplay)
-        # The memory stores the subgoal reached as the action (hindsight action transition).
-        memory.store(
-            self.state, proposed, reward, next_state, response.terminated, response.truncated
+        step.reward = algorithm.goal_reward.reward(
+            reached, step.next_state[algorithm.desired_goal_key]
         )
-        if self.testing:
+        memory = self.memory
+        assert isinstance(memory, TakesSubgoalPenalties)
+        # The memory stores the subgoal reached as the action (hindsight action transition).
+        memory.store(step)
+        if "subgoal_test" in info.extras:
             missed = ~algorithm.goal_reward.reached(reached.reshape(proposed.shape), proposed)
             rows = np.flatnonzero(missed)
             if len(rows):
                 memory.store_subgoal_penalty(
-                    {k: v[rows] for k, v in self.state.items()},
+                    {k: v[rows] for k, v in step.state.items()},
                     proposed[rows],
                     self.subgoal_penalty,
-                    {k: v[rows] for k, v in next_state.items()},
+                    {k: v[rows] for k, v in step.next_state.items()},
                 )
 
     # -- learning ---------------------------------------------------------------------------

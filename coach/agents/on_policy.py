@@ -18,8 +18,9 @@ from gymnasium import spaces
 
 from coach.agents.agent import Agent, AgentParameters, AlgorithmParameters
 from coach.core.run_phase import RunPhase
-from coach.core.types import ActionInfo, Batch, EnvResponse, Observation
+from coach.core.types import ActionInfo, Batch, EnvResponse, Observation, Transition
 from coach.errors import CoachError
+from coach.memories.memory import MemoryParameters
 from coach.memories.rollout import Rollout, RolloutParameters
 from coach.networks.distributions import CategoricalPolicy, GaussianPolicy
 from coach.networks.heads import (
@@ -89,7 +90,7 @@ class OnPolicyAgentParameters(AgentParameters):
 
     algorithm: OnPolicyAlgorithmParameters = field(default_factory=OnPolicyAlgorithmParameters)
     """The algorithm's parameters (``batch_size`` is the minibatch size)."""
-    memory: Any = field(default_factory=RolloutParameters)
+    memory: MemoryParameters | None = field(default_factory=RolloutParameters)
     """The rollout block (``rollout_length`` steps per env copy)."""
     network_wrappers: dict[str, NetworkParameters] = field(default_factory=default_networks)
     """``main`` with policy and ``v`` heads, or ``actor`` (policy) and ``critic`` (``v``)."""
@@ -120,7 +121,6 @@ class OnPolicyAgent(Agent):
         if isinstance(self.action_space, spaces.Box):
             self.low = torch.as_tensor(self.action_space.low, dtype=torch.float32)
             self.high = torch.as_tensor(self.action_space.high, dtype=torch.float32)
-        self._last: dict[str, np.ndarray] = {}
 
     def memory_extras(self) -> dict[str, spaces.Space]:
         extras: dict[str, spaces.Space] = {
@@ -149,34 +149,32 @@ class OnPolicyAgent(Agent):
             dist = self.distribution(tensors)
             if self.phase is RunPhase.EVALUATE:
                 return ActionInfo(action=dist.mode().cpu().numpy())
+            stored: dict[str, np.ndarray] = {}
             if isinstance(dist, GaussianPolicy):
                 action, raw = dist.sample(self.torch_generator)
                 log_prob = dist.log_prob(raw)
-                self._last = {"raw_action": raw.cpu().numpy()}
+                stored["raw_action"] = raw.cpu().numpy()
             else:
                 action = dist.sample(self.torch_generator)
                 log_prob = dist.log_prob(action)
-                self._last = {}
             value = self.values(tensors)
-        self._last["log_prob"] = log_prob.cpu().numpy().astype(np.float32)
-        self._last["value"] = value.cpu().numpy().astype(np.float32)
-        info = ActionInfo(action=action.cpu().numpy(), log_prob=self._last["log_prob"])
+        stored["log_prob"] = log_prob.cpu().numpy().astype(np.float32)
+        stored["value"] = value.cpu().numpy().astype(np.float32)
+        info = ActionInfo(
+            action=action.cpu().numpy(), log_prob=stored["log_prob"], memory_extras=stored
+        )
         if self.log_behaviour and isinstance(dist, CategoricalPolicy):  # a dataset records it
             info.extras["action_probabilities"] = dist.log_probs.exp().cpu().numpy()
         return info
 
     # -- collecting -------------------------------------------------------------------------
 
-    def store(self, next_state: Observation, reward: np.ndarray, response: EnvResponse) -> None:
+    def store(self, step: Transition, info: ActionInfo) -> None:
         # Only the current policy's own steps are on-policy data (not heatup's random ones).
         if self.phase is not RunPhase.TRAIN:
             return
-        assert self.last_action is not None
         assert self.memory is not None  # the rollout, or a rollout worker's outbox
-        self.memory.store(
-            self.state, self.last_action, reward, next_state, response.terminated,
-            response.truncated, extras=self._last,
-        )  # fmt: skip
+        self.memory.store(step)
 
     def reset(self, response: EnvResponse) -> None:
         # The episodes in the block stop here: mark the block's last step as truncated, so

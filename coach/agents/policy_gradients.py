@@ -10,7 +10,6 @@ one gradient step is taken per block.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
 
 import torch
 
@@ -20,6 +19,7 @@ from coach.agents.on_policy import (
     OnPolicyAlgorithmParameters,
 )
 from coach.core.types import Batch
+from coach.memories.memory import MemoryParameters
 from coach.memories.rollout import RolloutParameters
 
 
@@ -41,7 +41,9 @@ class PolicyGradientsAgentParameters(OnPolicyAgentParameters):
         default_factory=PolicyGradientsAlgorithmParameters
     )
     """The algorithm's parameters."""
-    memory: Any = field(default_factory=lambda: RolloutParameters(rollout_length=500))
+    memory: MemoryParameters | None = field(
+        default_factory=lambda: RolloutParameters(rollout_length=500)
+    )
     """Long blocks: whole episodes."""
 
     def agent_class(self) -> type[PolicyGradientsAgent]:

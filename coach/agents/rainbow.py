@@ -8,7 +8,6 @@ acting is greedy on the noisy network and no epsilon is needed.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
 
 from coach.agents.categorical_dqn import (
     CategoricalDQNAgent,
@@ -16,6 +15,8 @@ from coach.agents.categorical_dqn import (
     CategoricalDQNAlgorithmParameters,
 )
 from coach.exploration.e_greedy import EGreedyParameters
+from coach.exploration.exploration_policy import ExplorationParameters
+from coach.memories.memory import MemoryParameters
 from coach.memories.prioritized_experience_replay import PrioritizedExperienceReplayParameters
 from coach.networks.heads import CategoricalQHeadParameters
 from coach.networks.parameters import NetworkParameters
@@ -38,11 +39,11 @@ class RainbowAgentParameters(CategoricalDQNAgentParameters):
 
     algorithm: RainbowAlgorithmParameters = field(default_factory=RainbowAlgorithmParameters)
     """The algorithm's parameters."""
-    exploration: Any = field(
+    exploration: ExplorationParameters | None = field(
         default_factory=lambda: EGreedyParameters(epsilon_schedule=ConstantSchedule(0.0))
     )
     """Greedy acting: the noisy layers explore."""
-    memory: Any = field(default_factory=PrioritizedExperienceReplayParameters)
+    memory: MemoryParameters | None = field(default_factory=PrioritizedExperienceReplayParameters)
     """Prioritized replay."""
     network_wrappers: dict[str, NetworkParameters] = field(
         default_factory=lambda: {

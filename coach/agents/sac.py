@@ -29,7 +29,9 @@ from coach.agents.ddpg import (
 from coach.core.run_phase import RunPhase
 from coach.core.types import ActionInfo, Batch, Observation
 from coach.errors import CoachError
+from coach.exploration.exploration_policy import ExplorationParameters
 from coach.memories.experience_replay import ExperienceReplayParameters
+from coach.memories.memory import MemoryParameters
 from coach.networks.distributions import GaussianPolicy
 from coach.networks.heads import GaussianPolicyHeadParameters
 from coach.networks.parameters import NetworkParameters
@@ -64,9 +66,9 @@ class SACAgentParameters(AgentParameters):
 
     algorithm: SACAlgorithmParameters = field(default_factory=SACAlgorithmParameters)
     """The algorithm's parameters."""
-    exploration: Any = None
+    exploration: ExplorationParameters | None = None
     """None: the stochastic policy explores by itself."""
-    memory: Any = field(default_factory=ExperienceReplayParameters)
+    memory: MemoryParameters | None = field(default_factory=ExperienceReplayParameters)
     """The replay memory."""
     network_wrappers: dict[str, NetworkParameters] = field(default_factory=_sac_networks)
     """The ``actor`` (a state-dependent Gaussian head) and ``critic_1``, ``critic_2``."""

@@ -25,7 +25,7 @@ import copy
 import math
 import time
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 import torch
@@ -37,6 +37,7 @@ from coach.batch.episodes import Dataset
 from coach.batch.ope import OPEEpisode, estimate
 from coach.core.run_phase import RunPhase
 from coach.core.step_units import EnvironmentEpisodes, EnvironmentSteps, Epochs
+from coach.core.types import Transition
 from coach.environments.environment import Environment
 from coach.environments.gym_environment import GymEnvironment, GymEnvironmentParameters
 from coach.errors import CoachError
@@ -45,8 +46,20 @@ from coach.graph_managers.basic_rl import BasicRLGraphManager
 from coach.graph_managers.graph_manager import RunInterrupted
 from coach.graph_managers.parameters import RunContext, ScheduleParameters
 from coach.level_manager import LevelManager
+from coach.memories.experience_replay import ExperienceReplayParameters
+from coach.memories.prioritized_experience_replay import PrioritizedExperienceReplayParameters
 from coach.networks.parameters import MiddlewareParameters, NetworkParameters
 from coach.networks.reward_model import RewardModel
+
+
+@runtime_checkable
+class EvaluatesOffPolicy(Protocol):
+    """An agent whose policy off-policy evaluation can score: Q-values and the probability
+    of every action, for a whole dataset's states."""
+
+    def evaluation_policy(self, states: dict[str, np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+        """Q(s, .) and the evaluated policy's probabilities of every action, (N, A) each."""
+        ...
 
 
 @dataclass(slots=True, kw_only=True)
@@ -133,7 +146,8 @@ class BatchRLGraphManager(BasicRLGraphManager):
             columns = transitions(dataset, self.env_params.observation_key)
             count = len(columns["reward"])
             params = copy.deepcopy(self.agent_params)
-            if params.memory is not None and getattr(params.memory, "max_size", count) < count:
+            replay = (ExperienceReplayParameters, PrioritizedExperienceReplayParameters)
+            if isinstance(params.memory, replay) and params.memory.max_size < count:
                 params.memory.max_size = count  # the whole dataset, nothing overwritten
             agent = self._make_agent(params, environment, context)
             self._fill(agent, columns)
@@ -177,12 +191,14 @@ class BatchRLGraphManager(BasicRLGraphManager):
         next_state = filters.filter_observation(columns["next_state"], False)
         reward = filters.filter_reward(columns["reward"].astype(np.float32), update=True)
         agent.memory.store(
-            state,
-            columns["action"],
-            reward,
-            next_state,
-            columns["terminated"],
-            columns["truncated"],
+            Transition(
+                state=state,
+                action=columns["action"],
+                reward=reward,
+                next_state=next_state,
+                terminated=columns["terminated"],
+                truncated=columns["truncated"],
+            )
         )
 
     # -- the clock --------------------------------------------------------------------------
@@ -253,7 +269,7 @@ class BatchRLGraphManager(BasicRLGraphManager):
         why = None
         if "action_probabilities" not in columns["extras"]:
             why = "the dataset did not log its action probabilities"
-        elif not hasattr(agent, "evaluation_policy"):
+        elif not isinstance(agent, EvaluatesOffPolicy):
             why = f"{type(agent).__name__} gives no action probabilities"
         if why is not None:
             if self.logger is not None:

@@ -1,9 +1,10 @@
 """Recording a run's episodes into a dataset (``coach -p PRESET --record-dataset NAME``).
 
-The recorder sits in the real environment (`GymEnvironment.recorder`) and sees every step
-of every copy: the action the environment was given, the agent's behaviour (the
-probability of every action for discrete agents, the log density of the action otherwise,
-as `Agent.log_behaviour` makes the agent give it) and the response. The behaviour is the
+The recorder observes the bottom level manager (`LevelManager.observers`): it sees every
+step of every copy, the action record the agent acted with (the action the environment was
+given, and the agent's behaviour: the probability of every action for discrete agents, the
+log density of the action otherwise, as `Agent.log_behaviour` makes the agent give it) and
+the environment's response. The environment never knows it is recorded. The behaviour is the
 agent's own: with an output filter (a discrete map, a box rescaling) it is of the action
 before the filter, while the action recorded is the environment's. It keeps whole episodes
 only: an episode is recorded when it starts and ends in a recorded phase, so the episodes
@@ -20,15 +21,15 @@ from typing import Any
 
 import numpy as np
 
-from coach.agents.agent import Agent
 from coach.batch.datasets import write_dataset
 from coach.batch.episodes import Episode
 from coach.batch.ids import check_new_dataset
 from coach.core.run_phase import RunPhase
-from coach.core.types import EnvResponse
+from coach.core.types import ActionInfo, EnvResponse
 from coach.environments.gym_environment import GymEnvironment
 from coach.errors import CoachError
 from coach.exploration.exploration_policy import uniform_behaviour
+from coach.level_manager import LevelManager
 
 
 class _OpenEpisode:
@@ -61,12 +62,15 @@ class _OpenEpisode:
 
 
 class EpisodeRecorder:
-    """Whole episodes of an environment's copies, acted by ``agent`` in ``phases``.
+    """Whole episodes of a level's environment copies, acted in ``phases``: a `StepObserver`
+    of the level.
 
     Args:
-        environment: The run's real environment; the recorder installs itself in it.
-        agent: The agent acting in it (the bottom level's); it is asked to log its
+        level: The level whose environment is recorded (the bottom one, on the real
+            environment); the recorder joins its observers and asks its agent to log its
             behaviour.
+        environment: The real environment under ``level``: its spaces and id describe the
+            dataset. It is only read.
         phases: The phases whose episodes are kept: heatup and training for a training run,
             evaluation for ``--evaluate``.
         dataset: The dataset `save` writes, and the command that made the episodes.
@@ -74,19 +78,21 @@ class EpisodeRecorder:
 
     def __init__(
         self,
+        level: LevelManager,
         environment: GymEnvironment,
-        agent: Agent,
         phases: Iterable[RunPhase],
         dataset: tuple[str, str] = ("", ""),
     ) -> None:
         self.environment = environment
-        self.agent = agent
+        self.action_space = level.agent.action_space
+        """The agent's action space (before its output filter), of the heatup behaviour."""
+        self.algorithm_name = type(level.agent).__name__
         self.phases = frozenset(phases)
         self.episodes: list[Episode] = []
         self.dataset = dataset
         self._open: list[_OpenEpisode | None] = [None] * environment.num_envs
-        agent.log_behaviour = True
-        environment.recorder = self
+        level.agent.log_behaviour = True
+        level.observers.append(self)
 
     @property
     def steps(self) -> int:
@@ -99,33 +105,33 @@ class EpisodeRecorder:
             return {key: np.array(value[i]) for key, value in observation.items()}
         return np.array(next(iter(observation.values()))[i])
 
-    def _recording(self) -> bool:
-        return self.agent.phase in self.phases
-
-    def reset(self, response: EnvResponse) -> None:
+    def on_reset(self, response: EnvResponse, phase: RunPhase) -> None:
         """New episodes in every copy: the open ones are dropped."""
-        recording = self._recording()
+        recording = phase in self.phases
         self._open = [
             _OpenEpisode(self._raw(response.observation, i)) if recording else None
             for i in range(self.environment.num_envs)
         ]
 
-    def step(self, action: Any, response: EnvResponse) -> None:
-        """A step of every copy: ``action`` as the environment took it, and its response."""
-        if not self._recording():
+    def on_step(self, info: ActionInfo, response: EnvResponse, phase: RunPhase) -> None:
+        """A step of every copy: the action record it was taken with (``env_action`` as
+        the environment took it), and the environment's response."""
+        if phase not in self.phases:
             self._open = [None] * self.environment.num_envs
             return
-        info = self.agent.last_info
+        action = info.env_action
+        assert action is not None
         behaviour: dict[str, np.ndarray] = {}
-        if self.agent.phase is RunPhase.HEATUP:  # uniform random actions
-            behaviour = uniform_behaviour(self.agent.action_space, self.environment.num_envs)
-        elif info is not None:
+        if phase is RunPhase.HEATUP:  # uniform random actions
+            behaviour = uniform_behaviour(self.action_space, self.environment.num_envs)
+        else:
             if "action_probabilities" in info.extras:
                 behaviour["action_probabilities"] = info.extras["action_probabilities"]
             elif info.log_prob is not None:
                 behaviour["action_log_prob"] = np.asarray(info.log_prob)
         for i, episode in enumerate(self._open):
             done = bool(response.terminated[i] or response.truncated[i])
+            started = bool(response.episode_started[i])
             if episode is not None:
                 episode.actions.append(np.array(action[i]))
                 episode.rewards.append(float(response.reward[i]))
@@ -137,7 +143,7 @@ class EpisodeRecorder:
                     self.episodes.append(episode.close(self._raw(response.next_observation, i)))
                 else:
                     episode.observations.append(self._raw(response.next_observation, i))
-            if done:  # the copy starts a new episode, recorded from its first step
+            if started:  # the copy starts a new episode, recorded from its first step
                 self._open[i] = _OpenEpisode(self._raw(response.observation, i))
 
     def save(self, logger: Any) -> None:
@@ -162,7 +168,7 @@ class EpisodeRecorder:
             first.observation_space,
             first.action_space,
             env_id=first.spec.id if first.spec is not None else None,
-            algorithm_name=type(self.agent).__name__,
+            algorithm_name=self.algorithm_name,
             description=description,
         )
 
@@ -188,4 +194,4 @@ def record_run(graph: Any, name: str, command: str, evaluating: bool) -> Episode
             f"(vectorization 'sync'), not a {type(graph.environment).__name__}"
         )
     phases = [RunPhase.EVALUATE] if evaluating else [RunPhase.HEATUP, RunPhase.TRAIN]
-    return EpisodeRecorder(graph.environment, graph.levels[0].agent, phases, (name, command))
+    return EpisodeRecorder(graph.levels[0], graph.environment, phases, (name, command))

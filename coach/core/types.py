@@ -8,7 +8,7 @@ truncation still bootstraps from the next state's value and a termination does n
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, fields
 from typing import Any
 
@@ -20,37 +20,102 @@ Observation = dict[str, np.ndarray]
 
 @dataclass(slots=True)
 class Transition:
-    """One step of one environment, as a user would write it down."""
+    """Steps of a batch of environment copies, as a memory stores them: every field has a
+    leading axis over the rows (B,).
+
+    This is the one record that `Memory.store` takes, whoever writes it: an agent storing
+    the step it just observed, an n-step accumulator, a hindsight memory storing relabeled
+    copies, a rollout worker's block arriving at the learner.
+    """
 
     state: dict[str, np.ndarray]
-    """The observation the action was taken in, keyed by name."""
-    action: Any
-    """The agent's action."""
-    reward: float
-    """The reward for the step."""
+    """The observations the actions were taken in, keyed by name, (B, ...) each."""
+    action: np.ndarray
+    """The actions, (B, *action_shape)."""
+    reward: np.ndarray
+    """The rewards, (B,)."""
     next_state: dict[str, np.ndarray]
-    """The observation the step led to (the final one when the episode ended)."""
-    terminated: bool
-    """The episode ended in a terminal state: nothing to bootstrap from."""
-    truncated: bool
-    """The episode was cut (a time limit): the next state's value still counts."""
-    info: dict[str, Any] = field(default_factory=dict)
-    """Whatever the environment said about the step."""
+    """The observations the steps led to (the final one where an episode ended)."""
+    terminated: np.ndarray
+    """The episode ended in a terminal state: nothing to bootstrap from, (B,) bool."""
+    truncated: np.ndarray
+    """The episode was cut (a time limit): the next state's value still counts, (B,) bool."""
+    extras: dict[str, np.ndarray] = field(default_factory=dict)
+    """Further named columns (log-probabilities, values, n-step discounts, masks), (B, ...)."""
+
+    def __len__(self) -> int:
+        return len(self.reward)
 
     @property
-    def done(self) -> bool:
-        """Whether the episode ended, either way."""
-        return self.terminated or self.truncated
+    def done(self) -> np.ndarray:
+        """Whether each row's episode ended, either way, (B,)."""
+        return np.asarray(self.terminated, dtype=bool) | np.asarray(self.truncated, dtype=bool)
+
+    @classmethod
+    def single(
+        cls,
+        state: dict[str, Any],
+        action: Any,
+        reward: float,
+        next_state: dict[str, Any],
+        terminated: bool,
+        truncated: bool,
+        extras: dict[str, Any] | None = None,
+    ) -> Transition:
+        """One step of one environment, as a user writes it down: a batch of one."""
+        return cls(
+            state={k: np.asarray(v)[None] for k, v in state.items()},
+            action=np.asarray(action)[None],
+            reward=np.asarray([reward], dtype=np.float32),
+            next_state={k: np.asarray(v)[None] for k, v in next_state.items()},
+            terminated=np.asarray([terminated], dtype=bool),
+            truncated=np.asarray([truncated], dtype=bool),
+            extras={k: np.asarray(v)[None] for k, v in (extras or {}).items()},
+        )
+
+    @classmethod
+    def concatenate(cls, parts: Sequence[Transition]) -> Transition:
+        """The rows of ``parts`` one after another (the copies of several workers side by
+        side); they have the same observation keys and extras."""
+        first = parts[0]
+        return cls(
+            state={k: np.concatenate([p.state[k] for p in parts]) for k in first.state},
+            action=np.concatenate([p.action for p in parts]),
+            reward=np.concatenate([p.reward for p in parts]),
+            next_state={k: np.concatenate([p.next_state[k] for p in parts]) for k in first.state},
+            terminated=np.concatenate([p.terminated for p in parts]),
+            truncated=np.concatenate([p.truncated for p in parts]),
+            extras={k: np.concatenate([p.extras[k] for p in parts]) for k in first.extras},
+        )
+
+    def rows(self, index: Any) -> Transition:
+        """The rows ``index`` selects (an index array, a mask or a slice)."""
+        return Transition(
+            state={k: v[index] for k, v in self.state.items()},
+            action=self.action[index],
+            reward=self.reward[index],
+            next_state={k: v[index] for k, v in self.next_state.items()},
+            terminated=self.terminated[index],
+            truncated=self.truncated[index],
+            extras={k: v[index] for k, v in self.extras.items()},
+        )
 
 
 @dataclass(slots=True)
 class EnvResponse:
     """An environment's answer to a reset or a step, batched over its copies.
 
-    Where an episode ended, the environment has already reset that copy: ``observation``
-    holds the first observation of the new episode (what to act on next), while
-    ``next_observation`` holds the last one of the finished episode (what to learn from).
-    Where no episode ended the two are the same object.
+    Episode boundaries are data, carried per copy by three flags: ``terminated`` and
+    ``truncated`` say that the step ended the copy's episode (``next_observation`` is then the
+    finished episode's last observation, what to learn from), and ``episode_started`` says
+    that ``observation`` is the first observation of a new episode (what to act on next).
+    After a step the two agree (gymnasium's SAME_STEP autoreset: a copy whose episode ended
+    is reset at once); after a reset every copy starts. Where a copy did not start a new
+    episode, its ``observation`` and ``next_observation`` hold the same values.
+
+    Nothing may be inferred from which objects the arrays are: an environment may return one
+    dictionary for both, fresh copies, or one buffer it overwrites in its next step. Whoever
+    keeps a response's arrays past the environment's next call copies them.
     """
 
     observation: Observation
@@ -69,6 +134,15 @@ class EnvResponse:
     """Length of each env's episode up to and including this step."""
     infos: list[dict[str, Any]] = field(default_factory=list)
     """The environment's info dictionary for each env (may be empty)."""
+    episode_started: np.ndarray = None  # type: ignore[assignment] # set in __post_init__
+    """``observation`` starts a new episode, shape (B,), bool. Left out, it is where the step
+    ended an episode (``terminated | truncated``): the autoreset of a step."""
+
+    def __post_init__(self) -> None:
+        if self.episode_started is None:
+            self.episode_started = np.asarray(self.terminated, dtype=bool) | np.asarray(
+                self.truncated, dtype=bool
+            )
 
     @classmethod
     def first(
@@ -84,6 +158,7 @@ class EnvResponse:
             episode_return=np.zeros(num_envs),
             episode_length=np.zeros(num_envs, dtype=np.int64),
             infos=infos if infos is not None else [],
+            episode_started=np.ones(num_envs, dtype=bool),
         )
 
     @property
@@ -95,34 +170,28 @@ class EnvResponse:
     def num_envs(self) -> int:
         return len(self.reward)
 
-    def transitions(self, state: Observation, action: np.ndarray) -> list[Transition]:
-        """The step as one `Transition` per env, given the state and action that led to it."""
-        return [
-            Transition(
-                state={k: v[i] for k, v in state.items()},
-                action=action[i],
-                reward=float(self.reward[i]),
-                next_state={k: v[i] for k, v in self.next_observation.items()},
-                terminated=bool(self.terminated[i]),
-                truncated=bool(self.truncated[i]),
-                info=self.infos[i] if self.infos else {},
-            )
-            for i in range(self.num_envs)
-        ]
-
 
 @dataclass(slots=True)
 class ActionInfo:
-    """What an agent decided for a batch of observations."""
+    """What an agent decided for a batch of observations: the record that carries a step's
+    values from acting to storing (nothing travels in the agent's private attributes)."""
 
     action: np.ndarray
-    """The action per env, shape (B, *action_shape)."""
+    """The agent's action per env, in its own action space, shape (B, *action_shape)."""
     action_values: np.ndarray | None = None
     """Values behind the choice where the agent has them (Q-values, shape (B, A))."""
     log_prob: np.ndarray | None = None
     """Log-probability of the action under the acting policy, where it has one."""
     extras: dict[str, np.ndarray] = field(default_factory=dict)
-    """Anything else an algorithm wants to keep with the action."""
+    """What the acting side tells others about the choice: the behaviour's probability of
+    every action (``action_probabilities``, when a dataset is recorded), a subgoal test for
+    the levels below (``subgoal_test``)."""
+    memory_extras: dict[str, np.ndarray] = field(default_factory=dict)
+    """Columns stored with the step (`Transition.extras`): an on-policy agent's
+    log-probability and value of the action, for instance."""
+    env_action: np.ndarray | None = None
+    """The action in the environment's terms (after the agent's output filter), set by
+    `Agent.act`."""
 
 
 @dataclass(slots=True)

@@ -261,6 +261,7 @@ class AsyncGymEnvironment(Environment):
             episode_return=self._returns.copy(),
             episode_length=self._lengths.copy(),
             infos=self._infos(infos, ended),
+            episode_started=ended.copy(),  # reset in the same step
         )
         self.total_steps += self.num_envs
         if ended.any():

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import importlib
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import gymnasium as gym
 import numpy as np
@@ -26,9 +26,6 @@ from coach.environments.env_state import get_env_state, set_env_state
 from coach.environments.environment import Environment
 from coach.environments.levels import resolve_level
 from coach.errors import CoachError
-
-if TYPE_CHECKING:
-    from coach.batch.recording import EpisodeRecorder
 
 
 @dataclass(slots=True, kw_only=True)
@@ -136,8 +133,6 @@ class GymEnvironment(Environment):
         self._lengths = [0] * self.num_envs
         self.total_steps = 0
         self.total_episodes = 0
-        self.recorder: EpisodeRecorder | None = None
-        """Records the episodes into a dataset, when set (``--record-dataset``)."""
 
     @property
     def dict_observations(self) -> bool:
@@ -166,10 +161,7 @@ class GymEnvironment(Environment):
                 env.action_space.seed(seed + i)
         self._returns = [0.0] * self.num_envs
         self._lengths = [0] * self.num_envs
-        response = EnvResponse.first(observation, self.num_envs, infos)
-        if self.recorder is not None:
-            self.recorder.reset(response)
-        return response
+        return EnvResponse.first(observation, self.num_envs, infos)
 
     def step(self, action: Any) -> EnvResponse:
         # The hot path of every run: plain lists per env, one array per field at the end.
@@ -193,15 +185,18 @@ class GymEnvironment(Environment):
                 single[i] = obs
             else:
                 self._write(observation, i, obs)
+        terminated_flags = np.array(terminated, dtype=bool)
+        truncated_flags = np.array(truncated, dtype=bool)
         response = EnvResponse(
             observation=observation,
             reward=np.array(rewards, dtype=np.float32),
-            terminated=np.array(terminated, dtype=bool),
-            truncated=np.array(truncated, dtype=bool),
+            terminated=terminated_flags,
+            truncated=truncated_flags,
             next_observation=observation,
             episode_return=np.array(returns),
             episode_length=np.array(lengths, dtype=np.int64),
             infos=infos,
+            episode_started=terminated_flags | truncated_flags,  # reset in the same step
         )
         self.total_steps += self.num_envs
         if final:
@@ -212,8 +207,6 @@ class GymEnvironment(Environment):
                 lengths[i] = 0
             response.next_observation = next_observation
             self.total_episodes += len(final)
-        if self.recorder is not None:
-            self.recorder.step(action, response)
         return response
 
     def state_dict(self) -> dict[str, Any] | None:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from typing import Any
+from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 from gymnasium import spaces
@@ -53,6 +53,15 @@ def random_actions(space: spaces.Space, count: int, rng: np.random.Generator) ->
     if isinstance(space, spaces.MultiBinary):
         return rng.integers(0, 2, size=(count, *space.shape), dtype=space.dtype)
     raise CoachError(f"no random actions for the action space {space}")
+
+
+@runtime_checkable
+class ExplorationParameters(Protocol):
+    """What an agent's ``exploration`` parameters are: something that builds its policy."""
+
+    def build(self, action_space: spaces.Space, rng: np.random.Generator) -> ExplorationPolicy:
+        """The exploration policy over ``action_space``, drawing with ``rng``."""
+        ...
 
 
 class ExplorationPolicy(ABC):

@@ -10,7 +10,7 @@ level above with one transition. The bottom level acts in the environment itself
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol, runtime_checkable
 
 from gymnasium import spaces
 
@@ -22,6 +22,18 @@ from coach.graph_managers.graph_manager import GraphManager
 from coach.graph_managers.parameters import RunContext, ScheduleParameters
 from coach.level_manager import LevelGoals, LevelManager
 from coach.logging.experiment_logger import AgentLogger
+
+
+@runtime_checkable
+class HierarchyMember(Protocol):
+    """An agent that takes its place in a hierarchy when the graph builds it (HAC)."""
+
+    def join_hierarchy(
+        self, sets_goals: bool, horizon: int | None, horizon_below: int | None
+    ) -> None:
+        """Whether the agent's level sets subgoals, its own horizon (``None`` at the top)
+        and the horizon of the level below it (``None`` at the bottom)."""
+        ...
 
 
 @dataclass(slots=True, kw_only=True)
@@ -115,10 +127,9 @@ class HRLGraphManager(GraphManager):
                 device=context.device,
                 log=log,
             )
-            join = getattr(agent, "join_hierarchy", None)
-            if join is not None:  # HAC levels: subgoals above the bottom, penalties, bounds
+            if isinstance(agent, HierarchyMember):  # HAC: subgoals above the bottom, penalties
                 horizons = self.hierarchy.horizons
-                join(
+                agent.join_hierarchy(
                     sets_goals=index < count - 1,
                     horizon=None if top else horizons[index - 1],
                     horizon_below=horizons[index] if index < count - 1 else None,

@@ -16,7 +16,7 @@ import numpy as np
 from gymnasium import spaces
 
 from coach.core.spaces import StackedFrames
-from coach.core.types import Batch
+from coach.core.types import Batch, Transition
 from coach.errors import CoachError
 from coach.memories.frame_store import FrameStore
 from coach.memories.memory import Memory
@@ -125,17 +125,9 @@ class ExperienceReplay(Memory):
             return slice(start, start + count)
         return (start + np.arange(count)) % self.capacity
 
-    def store(
-        self,
-        state: dict[str, np.ndarray],
-        action: np.ndarray,
-        reward: np.ndarray,
-        next_state: dict[str, np.ndarray],
-        terminated: np.ndarray,
-        truncated: np.ndarray,
-        extras: dict[str, np.ndarray] | None = None,
-    ) -> None:
-        count = len(reward)
+    def store(self, transition: Transition) -> None:
+        state, next_state, extras = transition.state, transition.next_state, transition.extras
+        count = len(transition)
         if count > self.capacity:
             raise CoachError(f"a batch of {count} does not fit a memory of {self.capacity}")
         where = self._positions(count)
@@ -148,16 +140,16 @@ class ExperienceReplay(Memory):
             store.store(
                 where, state[key], next_state[key], functools.partial(self._forget_oldest, store)
             )
-        self.actions[where] = action
-        self.rewards[where] = reward
-        self.terminated[where] = terminated
-        self.truncated[where] = truncated
+        self.actions[where] = transition.action
+        self.rewards[where] = transition.reward
+        self.terminated[where] = transition.terminated
+        self.truncated[where] = transition.truncated
+        if set(extras) != set(self.extras):
+            raise CoachError(
+                f"this memory stores the columns {sorted(self.extras)} with each step, "
+                f"got {sorted(extras)}"
+            )
         if self.extras:
-            if extras is None or set(extras) != set(self.extras):
-                raise CoachError(
-                    f"this memory stores the columns {sorted(self.extras)} with each step, "
-                    f"got {sorted(extras or {})}"
-                )
             for key, column in self.extras.items():
                 column[where] = extras[key]
         self._position = (self._position + count) % self.capacity
@@ -239,7 +231,7 @@ class ExperienceReplay(Memory):
         self._position = self._size = self._filled = 0
         rows = saved.live_rows()
         for start in range(0, len(rows), 4096):
-            self.store(**saved.transitions(rows[start : start + 4096]))
+            self.store(saved.transitions(rows[start : start + 4096]))
 
 
 class _SavedRows:
@@ -255,19 +247,19 @@ class _SavedRows:
         capacity, size = int(self.state["capacity"]), int(self.state["size"])
         return (int(self.state["position"]) - size + np.arange(size)) % capacity
 
-    def transitions(self, rows: np.ndarray) -> dict[str, Any]:
+    def transitions(self, rows: np.ndarray) -> Transition:
         state = self.state
         states = {k: v[rows] for k, v in state["states"].items()}
         next_states = {k: v[rows] for k, v in state["next_states"].items()}
         for key, (frames, saved) in self.stores.items():
             states[key] = frames[saved["state_slots"][rows]]
             next_states[key] = frames[saved["next_state_slots"][rows]]
-        return {
-            "state": states,
-            "action": state["actions"][rows],
-            "reward": state["rewards"][rows],
-            "next_state": next_states,
-            "terminated": state["terminated"][rows],
-            "truncated": state["truncated"][rows],
-            "extras": {k: v[rows] for k, v in state["extras"].items()} or None,
-        }
+        return Transition(
+            state=states,
+            action=state["actions"][rows],
+            reward=state["rewards"][rows],
+            next_state=next_states,
+            terminated=state["terminated"][rows],
+            truncated=state["truncated"][rows],
+            extras={k: v[rows] for k, v in state["extras"].items()},
+        )

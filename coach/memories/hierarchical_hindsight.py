@@ -11,11 +11,13 @@ the penalty transitions of missed subgoal tests as they are (`store_subgoal_pena
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 
 import numpy as np
 from gymnasium import spaces
 
+from coach.core.types import Transition
 from coach.errors import CoachError
 from coach.memories.experience_replay import ExperienceReplay
 from coach.memories.hindsight import (
@@ -68,21 +70,14 @@ class HierarchicalHindsightExperienceReplay(EpisodicHindsightExperienceReplay):
                 f"it (the bottom level takes EpisodicHindsightExperienceReplayParameters)"
             )
 
-    def store(
-        self,
-        state: dict[str, np.ndarray],
-        action: np.ndarray,
-        reward: np.ndarray,
-        next_state: dict[str, np.ndarray],
-        terminated: np.ndarray,
-        truncated: np.ndarray,
-        extras: dict[str, np.ndarray] | None = None,
-        stream: int = 0,
-    ) -> None:
+    def store(self, transition: Transition, stream: int = 0) -> None:
         """Add one step of every env with its action replaced by the subgoal reached."""
         if not self._restoring:  # saved rows hold the replaced actions already
-            action = np.asarray(next_state[self.achieved_goal_key], dtype=self.actions.dtype)
-        super().store(state, action, reward, next_state, terminated, truncated, extras, stream)
+            reached = transition.next_state[self.achieved_goal_key]
+            transition = dataclasses.replace(
+                transition, action=np.asarray(reached, dtype=self.actions.dtype)
+            )
+        super().store(transition, stream)
 
     def store_subgoal_penalty(
         self,
@@ -96,10 +91,12 @@ class HierarchicalHindsightExperienceReplay(EpisodicHindsightExperienceReplay):
         rows = len(subgoal)
         ExperienceReplay.store(
             self,
-            state,
-            np.asarray(subgoal, dtype=self.actions.dtype),
-            np.full(rows, penalty, dtype=np.float32),
-            next_state,
-            np.ones(rows, dtype=bool),
-            np.zeros(rows, dtype=bool),
+            Transition(
+                state=state,
+                action=np.asarray(subgoal, dtype=self.actions.dtype),
+                reward=np.full(rows, penalty, dtype=np.float32),
+                next_state=next_state,
+                terminated=np.ones(rows, dtype=bool),
+                truncated=np.zeros(rows, dtype=bool),
+            ),
         )

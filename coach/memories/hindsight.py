@@ -18,7 +18,7 @@ from gymnasium import spaces
 
 from coach.core.goals import GoalReward
 from coach.core.spaces import StackedFrames
-from coach.core.types import Batch
+from coach.core.types import Batch, Transition
 from coach.errors import CoachError
 from coach.memories.experience_replay import ExperienceReplay
 from coach.memories.memory import Memory
@@ -186,37 +186,19 @@ class EpisodicHindsightExperienceReplay(ExperienceReplay):
         sources' (rollout workers whose env copies are numbered alike)."""
         return HindsightStream(self, key)
 
-    def store(
-        self,
-        state: dict[str, np.ndarray],
-        action: np.ndarray,
-        reward: np.ndarray,
-        next_state: dict[str, np.ndarray],
-        terminated: np.ndarray,
-        truncated: np.ndarray,
-        extras: dict[str, np.ndarray] | None = None,
-        stream: int = 0,
-    ) -> None:
+    def store(self, transition: Transition, stream: int = 0) -> None:
         """Add one step of every env to its open episode; store the episodes that end here.
         ``stream`` names the source of the step (`stream`)."""
         if self._restoring:  # saved rows, hindsight copies included: into the ring as they are
-            super().store(state, action, reward, next_state, terminated, truncated, extras)
+            super().store(transition)
             return
-        if self.extras and (extras is None or set(extras) != set(self.extras)):
+        if set(transition.extras) != set(self.extras):
             raise CoachError(
                 f"this memory stores the columns {sorted(self.extras)} with each step, "
-                f"got {sorted(extras or {})}"
+                f"got {sorted(transition.extras)}"
             )
-        step = flatten_step(
-            state,
-            action,
-            reward,
-            next_state,
-            terminated,
-            truncated,
-            {k: extras[k] for k in self.extras} if extras is not None else {},
-        )
-        num_envs = len(reward)
+        step = flatten_step(transition)
+        num_envs = len(transition)
         episodes = self._streams.get(stream)
         if episodes is None:
             episodes = self._streams[stream] = OpenEpisodes.empty(step, num_envs)
@@ -234,8 +216,7 @@ class EpisodicHindsightExperienceReplay(ExperienceReplay):
                 f"hindsight_transitions_per_regular_transition"
             )
         episodes.append(step)
-        ended = np.asarray(terminated, dtype=bool) | np.asarray(truncated, dtype=bool)
-        for env in np.flatnonzero(ended):
+        for env in np.flatnonzero(transition.done):
             self._store_episode(episodes.pop(int(env)))
 
     def end_episodes(self) -> None:
@@ -245,28 +226,28 @@ class EpisodicHindsightExperienceReplay(ExperienceReplay):
             for env in np.flatnonzero(episodes.lengths):
                 self._end_episode(episodes.pop(int(env)))
 
-    def _end_episode(self, episode: dict[str, Any]) -> None:
+    def _end_episode(self, episode: Transition) -> None:
         """Store an unfinished episode, truncated at its last step."""
-        episode["truncated"] = episode["truncated"].copy()
-        episode["truncated"][-1] = not episode["terminated"][-1]
+        episode.truncated = episode.truncated.copy()
+        episode.truncated[-1] = not episode.terminated[-1]
         self._store_episode(episode)
 
-    def _store_episode(self, episode: dict[str, Any]) -> None:
-        """Store an episode's steps (a batch of T rows as `store` takes it) and its copies."""
+    def _store_episode(self, episode: Transition) -> None:
+        """Store an episode's steps (T rows) and its relabeled copies."""
         # The hindsight rows first, so that "random" draws from the memory before this episode.
         hindsight = self._hindsight(episode) if self.k else None
-        super().store(**episode)
+        super().store(episode)
         if hindsight is not None:
-            super().store(**hindsight)
+            super().store(hindsight)
 
-    def _hindsight(self, episode: dict[str, Any]) -> dict[str, Any]:
+    def _hindsight(self, episode: Transition) -> Transition:
         """The ``T * k`` relabeled copies of an episode's steps, ``k`` per step in order."""
-        achieved = episode["next_state"][self.achieved_goal_key]
+        achieved = episode.next_state[self.achieved_goal_key]
         length = len(achieved)
         steps = np.repeat(np.arange(length), self.k)
         goals = self._select_goals(achieved, steps)
-        state = {key: value[steps] for key, value in episode["state"].items()}
-        next_state = {key: value[steps] for key, value in episode["next_state"].items()}
+        state = {key: value[steps] for key, value in episode.state.items()}
+        next_state = {key: value[steps] for key, value in episode.next_state.items()}
         state[self.desired_goal_key] = goals
         next_state[self.desired_goal_key] = goals
         # The reward is for the step's outcome, the goal its next state achieved.
@@ -274,18 +255,17 @@ class EpisodicHindsightExperienceReplay(ExperienceReplay):
         terminated = (
             self.goal_reward.reached(outcome, goals)
             if self.goal_reward.terminate_when_reached
-            else episode["terminated"][steps]
+            else episode.terminated[steps]
         )
-        extras = episode["extras"]
-        return {
-            "state": state,
-            "action": episode["action"][steps],
-            "reward": self.goal_reward.reward(outcome, goals),
-            "next_state": next_state,
-            "terminated": terminated,
-            "truncated": episode["truncated"][steps] & ~terminated,
-            "extras": {k: v[steps] for k, v in extras.items()} if extras is not None else None,
-        }
+        return Transition(
+            state=state,
+            action=episode.action[steps],
+            reward=self.goal_reward.reward(outcome, goals),
+            next_state=next_state,
+            terminated=terminated,
+            truncated=episode.truncated[steps] & ~terminated,
+            extras={k: v[steps] for k, v in episode.extras.items()},
+        )
 
     def _select_goals(self, achieved: np.ndarray, steps: np.ndarray) -> np.ndarray:
         """A goal for each relabeled copy of the steps ``steps`` (one entry per copy), from
@@ -352,19 +332,8 @@ class HindsightStream(Memory):
         self.memory = memory
         self.key = key
 
-    def store(
-        self,
-        state: dict[str, np.ndarray],
-        action: np.ndarray,
-        reward: np.ndarray,
-        next_state: dict[str, np.ndarray],
-        terminated: np.ndarray,
-        truncated: np.ndarray,
-        extras: dict[str, np.ndarray] | None = None,
-    ) -> None:
-        self.memory.store(
-            state, action, reward, next_state, terminated, truncated, extras, stream=self.key
-        )
+    def store(self, transition: Transition) -> None:
+        self.memory.store(transition, stream=self.key)
 
     def sample(self, batch_size: int) -> Batch:
         return self.memory.sample(batch_size)

@@ -3,39 +3,63 @@
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from typing import Any
+from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
+from gymnasium import spaces
 
 from coach.core.types import Batch, Transition
+
+
+@runtime_checkable
+class MemoryParameters(Protocol):
+    """What an agent's ``memory`` parameters are: something that builds its memory."""
+
+    def build(
+        self,
+        observation_space: spaces.Dict,
+        action_space: spaces.Space,
+        rng: np.random.Generator,
+        extra_spaces: dict[str, spaces.Space] | None = None,
+    ) -> Memory:
+        """The memory, for an agent's spaces (and its extra columns), sampling with ``rng``."""
+        ...
+
+
+@runtime_checkable
+class TakesPriorities(Protocol):
+    """A memory that samples by priority and takes each sampled row's new TD error back
+    (prioritized replay)."""
+
+    def update_priorities(self, indices: np.ndarray, td_errors: np.ndarray) -> None:
+        """New priorities for the rows ``indices`` of a sample, from their TD errors."""
+        ...
+
+
+@runtime_checkable
+class TakesSubgoalPenalties(Protocol):
+    """A memory of a level that sets subgoals (HAC) and stores the penalty of a subgoal test
+    it missed."""
+
+    def store_subgoal_penalty(
+        self,
+        state: dict[str, np.ndarray],
+        subgoal: np.ndarray,
+        penalty: float,
+        next_state: dict[str, np.ndarray],
+    ) -> None:
+        """Store missed subgoal tests: the proposed subgoal, rewarded ``penalty``."""
+        ...
 
 
 class Memory(ABC):
     """Stores batches of transitions and hands back `Batch` samples."""
 
     @abstractmethod
-    def store(
-        self,
-        state: dict[str, np.ndarray],
-        action: np.ndarray,
-        reward: np.ndarray,
-        next_state: dict[str, np.ndarray],
-        terminated: np.ndarray,
-        truncated: np.ndarray,
-        extras: dict[str, np.ndarray] | None = None,
-    ) -> None:
-        """Store one step of every env: each argument is batched, leading axis (B,)."""
+    def store(self, transition: Transition) -> None:
+        """Store a step of every env (or any rows): each field batched, leading axis (B,).
 
-    def store_transition(self, transition: Transition) -> None:
-        """Store a single `Transition` (a batch of one)."""
-        self.store(
-            {k: np.asarray(v)[None] for k, v in transition.state.items()},
-            np.asarray(transition.action)[None],
-            np.asarray([transition.reward]),
-            {k: np.asarray(v)[None] for k, v in transition.next_state.items()},
-            np.asarray([transition.terminated]),
-            np.asarray([transition.truncated]),
-        )
+        The memory copies what it keeps: the caller may reuse its arrays afterwards."""
 
     @abstractmethod
     def sample(self, batch_size: int) -> Batch:

@@ -18,6 +18,8 @@ from typing import Any
 
 import numpy as np
 
+from coach.core.types import Transition
+
 Step = tuple[dict[str, np.ndarray], np.ndarray, float, dict[str, np.ndarray], bool, bool]
 """One env's step: state, action, reward, next state, terminated, truncated."""
 Ready = tuple[Step, float, int, Step]
@@ -40,25 +42,18 @@ class NStepAccumulator:
         self.discount = discount
         self.windows: list[deque[Step]] = [deque() for _ in range(num_envs)]
 
-    def add(
-        self,
-        state: dict[str, np.ndarray],
-        action: np.ndarray,
-        reward: np.ndarray,
-        next_state: dict[str, np.ndarray],
-        terminated: np.ndarray,
-        truncated: np.ndarray,
-    ) -> dict[str, Any] | None:
-        """Take one step of every env; return the n-step transitions now complete, batched
-        as the keyword arguments of `Memory.store` (``None`` when there are none)."""
+    def add(self, step: Transition) -> Transition | None:
+        """Take one step of every env; return the n-step transitions now complete (``None``
+        when there are none). The step's rows are copied: the caller may reuse its arrays."""
         ready: list[Ready] = []
+        terminated, truncated = step.terminated, step.truncated
         for i, window in enumerate(self.windows):
             window.append(
                 (
-                    {k: v[i] for k, v in state.items()},
-                    action[i],
-                    float(reward[i]),
-                    {k: v[i] for k, v in next_state.items()},
+                    {k: np.array(v[i]) for k, v in step.state.items()},
+                    np.array(step.action[i]),
+                    float(step.reward[i]),
+                    {k: np.array(v[i]) for k, v in step.next_state.items()},
                     bool(terminated[i]),
                     bool(truncated[i]),
                 )
@@ -70,7 +65,7 @@ class NStepAccumulator:
                 window.popleft()
         return self._batch(ready)
 
-    def flush(self) -> dict[str, Any] | None:
+    def flush(self) -> Transition | None:
         """Let every waiting step leave, as if its episode were truncated where it stands
         (the environments are being reset, so those episodes stop here)."""
         ready: list[Ready] = []
@@ -95,24 +90,24 @@ class NStepAccumulator:
             window.popleft()
         return out
 
-    def _batch(self, ready: list[Ready]) -> dict[str, Any] | None:
+    def _batch(self, ready: list[Ready]) -> Transition | None:
         if not ready:
             return None
         firsts = [first for first, _, _, _ in ready]
         lasts = [last for _, _, _, last in ready]
-        return {
-            "state": {k: np.stack([s[0][k] for s in firsts]) for k in firsts[0][0]},
-            "action": np.stack([s[1] for s in firsts]),
-            "reward": np.array([ret for _, ret, _, _ in ready], dtype=np.float32),
-            "next_state": {k: np.stack([s[3][k] for s in lasts]) for k in lasts[0][3]},
-            "terminated": np.array([s[4] for s in lasts]),
-            "truncated": np.array([s[5] for s in lasts]),
-            "extras": {
+        return Transition(
+            state={k: np.stack([s[0][k] for s in firsts]) for k in firsts[0][0]},
+            action=np.stack([s[1] for s in firsts]),
+            reward=np.array([ret for _, ret, _, _ in ready], dtype=np.float32),
+            next_state={k: np.stack([s[3][k] for s in lasts]) for k in lasts[0][3]},
+            terminated=np.array([s[4] for s in lasts], dtype=bool),
+            truncated=np.array([s[5] for s in lasts], dtype=bool),
+            extras={
                 "discount": np.array(
                     [self.discount**length for _, _, length, _ in ready], dtype=np.float32
                 )
             },
-        }
+        )
 
     def state_dict(self) -> dict[str, Any]:
         return {"windows": [list(window) for window in self.windows]}

@@ -10,31 +10,31 @@ from typing import Any
 
 import numpy as np
 
+from coach.core.types import Transition
 from coach.errors import CoachError
 
 
-def flatten_step(
-    state: dict[str, np.ndarray],
-    action: np.ndarray,
-    reward: np.ndarray,
-    next_state: dict[str, np.ndarray],
-    terminated: np.ndarray,
-    truncated: np.ndarray,
-    extras: dict[str, np.ndarray],
-) -> dict[tuple[str, str], np.ndarray]:
-    """The arguments of `store` as one array per (argument, key) ("" for a plain array)."""
-    columns = {("state", key): np.asarray(value) for key, value in state.items()}
-    columns |= {("next_state", key): np.asarray(value) for key, value in next_state.items()}
-    columns |= {("extras", key): np.asarray(value) for key, value in extras.items()}
-    columns[("action", "")] = np.asarray(action)
-    columns[("reward", "")] = np.asarray(reward)
-    columns[("terminated", "")] = np.asarray(terminated, dtype=bool)
-    columns[("truncated", "")] = np.asarray(truncated, dtype=bool)
+def flatten_step(transition: Transition) -> dict[tuple[str, str], np.ndarray]:
+    """A `Transition` as one array per (field, key) ("" for a plain array)."""
+    t = transition
+    columns = {("state", key): np.asarray(value) for key, value in t.state.items()}
+    columns |= {("next_state", key): np.asarray(value) for key, value in t.next_state.items()}
+    columns |= {("extras", key): np.asarray(value) for key, value in t.extras.items()}
+    columns[("action", "")] = np.asarray(t.action)
+    columns[("reward", "")] = np.asarray(t.reward)
+    columns[("terminated", "")] = np.asarray(t.terminated, dtype=bool)
+    columns[("truncated", "")] = np.asarray(t.truncated, dtype=bool)
     return columns
 
 
+def as_transition(columns: dict[tuple[str, str], np.ndarray]) -> Transition:
+    """Undo `flatten_step`."""
+    return Transition(**nest_step(columns))
+
+
 def nest_step(columns: dict[tuple[str, str], np.ndarray]) -> dict[str, Any]:
-    """Undo `_flatten`: the keyword arguments of `store`."""
+    """Undo `flatten_step` into plain dictionaries (the fields of a `Transition`, as a
+    checkpoint keeps them)."""
     nested: dict[str, Any] = {"state": {}, "next_state": {}, "extras": {}}
     for (name, key), value in columns.items():
         if name in ("state", "next_state", "extras"):
@@ -89,14 +89,12 @@ class OpenEpisodes:
             column[envs, self.lengths] = step[name]
         self.lengths += 1
 
-    def pop(self, env: int) -> dict[str, Any]:
-        """Env ``env``'s episode as the keyword arguments of `store` (views, valid until the
-        next `append`), and an empty episode in its place."""
+    def pop(self, env: int) -> Transition:
+        """Env ``env``'s episode, its steps as rows (views, valid until the next `append`),
+        and an empty episode in its place."""
         length = int(self.lengths[env])
         self.lengths[env] = 0
-        episode = nest_step({name: column[env, :length] for name, column in self.columns.items()})
-        episode["extras"] = episode["extras"] or None
-        return episode
+        return as_transition({name: column[env, :length] for name, column in self.columns.items()})
 
     def state_dict(self) -> dict[str, Any]:
         """The steps held (the columns up to the longest episode) and the lengths."""

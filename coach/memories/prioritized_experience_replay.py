@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 from gymnasium import spaces
 
-from coach.core.types import Batch
+from coach.core.types import Batch, Transition
 from coach.errors import CoachError
 from coach.memories.experience_replay import ExperienceReplay
 from coach.memories.segment_tree import MinTree, SumTree
@@ -136,20 +136,11 @@ class PrioritizedExperienceReplay(ExperienceReplay):
         """The largest priority given so far (1.0 before any): what a new row gets."""
         return self._max_priority
 
-    def store(
-        self,
-        state: dict[str, np.ndarray],
-        action: np.ndarray,
-        reward: np.ndarray,
-        next_state: dict[str, np.ndarray],
-        terminated: np.ndarray,
-        truncated: np.ndarray,
-        extras: dict[str, np.ndarray] | None = None,
-    ) -> None:
+    def store(self, transition: Transition) -> None:
         # The rows are those the ring writes next, taken before storing moves its position.
-        where = self._positions(len(reward))
+        where = self._positions(len(transition))
         rows = np.arange(where.start, where.stop) if isinstance(where, slice) else where
-        super().store(state, action, reward, next_state, terminated, truncated, extras)
+        super().store(transition)
         self.sum_tree.update(rows, self._max_priority)
         self.min_tree.update(rows, self._max_priority)
 

@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 from gymnasium import spaces
 
-from coach.core.types import Batch
+from coach.core.types import Batch, Transition
 from coach.errors import CoachError
 from coach.memories.memory import Memory
 
@@ -132,39 +132,30 @@ class Rollout(Memory):
     def __len__(self) -> int:
         return self.steps * self.num_envs
 
-    def store(
-        self,
-        state: dict[str, np.ndarray],
-        action: np.ndarray,
-        reward: np.ndarray,
-        next_state: dict[str, np.ndarray],
-        terminated: np.ndarray,
-        truncated: np.ndarray,
-        extras: dict[str, np.ndarray] | None = None,
-    ) -> None:
+    def store(self, transition: Transition) -> None:
+        count = len(transition)
         if not self.columns:
-            self._allocate(len(reward))
-        if len(reward) != self.num_envs:
-            raise CoachError(
-                f"this rollout holds {self.num_envs} envs, got a step of {len(reward)}"
-            )
+            self._allocate(count)
+        if count != self.num_envs:
+            raise CoachError(f"this rollout holds {self.num_envs} envs, got a step of {count}")
         if self.full:
             raise CoachError("the rollout is full: learn from it and clear it first")
-        if set(extras or {}) != set(self.extra_spaces):
+        extras = transition.extras
+        if set(extras) != set(self.extra_spaces):
             raise CoachError(
                 f"this rollout stores the columns {sorted(self.extra_spaces)} with each step, "
-                f"got {sorted(extras or {})}"
+                f"got {sorted(extras)}"
             )
         t, c = self.steps, self.columns
         for key in c["states"]:
-            c["states"][key][t] = state[key]
-            c["next_states"][key][t] = next_state[key]
-        c["actions"][t] = action
-        c["rewards"][t] = reward
-        c["terminated"][t] = terminated
-        c["truncated"][t] = truncated
+            c["states"][key][t] = transition.state[key]
+            c["next_states"][key][t] = transition.next_state[key]
+        c["actions"][t] = transition.action
+        c["rewards"][t] = transition.reward
+        c["terminated"][t] = transition.terminated
+        c["truncated"][t] = transition.truncated
         for key, column in c["extras"].items():
-            column[t] = extras[key]  # type: ignore[index]
+            column[t] = extras[key]
         self.steps += 1
 
     def compute_advantages(

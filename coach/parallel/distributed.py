@@ -27,10 +27,9 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-import numpy as np
-
 from coach.core.run_phase import RunPhase
 from coach.core.step_units import EnvironmentSteps, StepUnit
+from coach.core.types import Transition
 from coach.environments.environment import Environment
 from coach.errors import CoachError
 from coach.graph_managers.basic_rl import BasicRLGraphManager
@@ -39,7 +38,7 @@ from coach.graph_managers.parameters import EvaluationResult, RunContext
 from coach.level_manager import LevelManager
 from coach.memories.experience_replay import ExperienceReplay
 from coach.memories.hindsight import EpisodicHindsightExperienceReplay
-from coach.memories.open_episodes import nest_step
+from coach.memories.open_episodes import as_transition
 from coach.memories.rollout import Rollout
 from coach.parallel.parameters import DistributedParameters
 from coach.parallel.pool import WorkerPool
@@ -218,7 +217,7 @@ class DistributedGraphManager(GraphManager):
                 blocks[rank] = result
         ordered = [blocks[rank] for rank in sorted(blocks)]
         calls = [unpack(b.steps, b.widths) for b in ordered]
-        merged = [_concatenate(step) for step in zip(*calls, strict=True)]
+        merged = [Transition.concatenate(step) for step in zip(*calls, strict=True)]
         agent.ingest(merged, sum(b.env_steps for b in ordered), self._phase)
         for block in ordered:
             self._account(block)
@@ -301,7 +300,7 @@ class DistributedGraphManager(GraphManager):
     def _take(self, block: Block) -> None:
         if self._rows_at_once and block.widths:
             # A replay memory stores rows alike however they are batched: one call.
-            steps = [nest_step(block.steps)]
+            steps = [as_transition(block.steps)]
         else:
             steps = unpack(block.steps, block.widths)
         self.agent.ingest(steps, block.env_steps, block.phase, source=block.rank)
@@ -392,16 +391,3 @@ class DistributedGraphManager(GraphManager):
             self.pool.close()
             self.pool = None
         super().close()
-
-
-def _concatenate(calls: tuple[dict[str, Any], ...]) -> dict[str, Any]:
-    """The `store` calls of one step of several workers, as one call (workers side by side)."""
-
-    def join(values: list[Any]) -> Any:
-        if isinstance(values[0], dict):
-            return {key: np.concatenate([v[key] for v in values]) for key in values[0]}
-        if values[0] is None:
-            return None
-        return np.concatenate(values)
-
-    return {name: join([call[name] for call in calls]) for name in calls[0]}

@@ -21,12 +21,12 @@ import torch
 from coach.agents.agent import Agent, AgentParameters
 from coach.core.run_phase import RunPhase
 from coach.core.step_units import EnvironmentEpisodes, StepUnit
-from coach.core.types import Batch, EnvResponse
+from coach.core.types import Batch, EnvResponse, Transition
 from coach.environments.gym_environment import GymEnvironmentParameters
 from coach.errors import CoachError
 from coach.graph_managers.parameters import EvaluationEpisodes, EvaluationResult
 from coach.memories.memory import Memory
-from coach.memories.open_episodes import flatten_step, nest_step
+from coach.memories.open_episodes import as_transition, flatten_step
 
 
 @dataclass(slots=True)
@@ -84,19 +84,15 @@ class Block:
     """Wall time the worker spent collecting."""
 
 
-def unpack(columns: dict[tuple[str, str], np.ndarray], widths: list[int]) -> list[dict[str, Any]]:
-    """The keyword arguments of each `store` call of a block, in order."""
+def unpack(columns: dict[tuple[str, str], np.ndarray], widths: list[int]) -> list[Transition]:
+    """The transitions of each `store` call of a block, in order."""
     if not widths:
         return []
     bounds = np.cumsum(widths)[:-1]
     pieces = {key: np.split(value, bounds) for key, value in columns.items()}
-    calls = []
-    for i in range(len(widths)):
-        call = nest_step({key: parts[i] for key, parts in pieces.items()})
-        if not call["extras"]:
-            call["extras"] = None
-        calls.append(call)
-    return calls
+    return [
+        as_transition({key: parts[i] for key, parts in pieces.items()}) for i in range(len(widths))
+    ]
 
 
 class Outbox(Memory):
@@ -113,17 +109,8 @@ class Outbox(Memory):
         """How many rows each `store` call had."""
         self.rows = 0
 
-    def store(
-        self,
-        state: dict[str, np.ndarray],
-        action: np.ndarray,
-        reward: np.ndarray,
-        next_state: dict[str, np.ndarray],
-        terminated: np.ndarray,
-        truncated: np.ndarray,
-        extras: dict[str, np.ndarray] | None = None,
-    ) -> None:
-        step = flatten_step(state, action, reward, next_state, terminated, truncated, extras or {})
+    def store(self, transition: Transition) -> None:
+        step = flatten_step(transition)
         width = len(step[("reward", "")])
         start, end = self.rows, self.rows + width
         columns = self.columns
@@ -251,7 +238,7 @@ class RolloutWorker:
             agent.reset(self._response)
         before = environment.total_steps
         while environment.total_steps - before < env_steps:
-            response = environment.step(agent.act().action)
+            response = environment.step(agent.act().env_action)
             agent.observe(response)
         steps, widths = self.outbox.drain()
         episodes, scalars = self._log.take()
@@ -286,7 +273,7 @@ class RolloutWorker:
         by_episodes = isinstance(budget, EnvironmentEpisodes)
         before = environment.total_steps
         while by_episodes or environment.total_steps - before < budget.num_steps:
-            response = environment.step(agent.act().action)
+            response = environment.step(agent.act().env_action)
             agent.observe(response)
             if episodes.record(response):
                 break

@@ -75,7 +75,7 @@ def test_batch_preset_runs_an_epoch(
     source = load_preset("CartPole_DQN" if discrete else "Pendulum_SAC").graph_manager
     source.env_params = graph.env_params
     source.create_graph(RunContext(seed=0))
-    recorder = EpisodeRecorder(source.environment, source.levels[0].agent, [RunPhase.HEATUP])
+    recorder = EpisodeRecorder(source.levels[0], source.environment, [RunPhase.HEATUP])
     source.heatup(EnvironmentSteps(600))
     source.close()
     recorder.write(graph.batch_params.dataset, "random actions, for a test")

@@ -122,7 +122,7 @@ def test_a_sub_episode_ends_when_its_horizon_is_spent_truncated() -> None:
     top.step()
     flags = [(bool(r.terminated[0]), bool(r.truncated[0])) for r in bottom_agent.observed[:4]]
     assert flags == [(False, False)] * 3 + [(False, True)]
-    assert bottom_agent.observed[3].next_observation is not bottom_agent.observed[3].observation
+    assert [bool(r.episode_started[0]) for r in bottom_agent.observed[:4]] == [False] * 3 + [True]
     # The bottom agent sees its goal; its reward is the goal reward, not the env's.
     np.testing.assert_array_equal(
         bottom_agent.observed[0].next_observation["desired_goal"], bottom_agent.goals[0]

@@ -257,7 +257,7 @@ def test_heatup_acts_randomly_in_the_action_space(start: int) -> None:
         np.testing.assert_allclose(
             np.bincount(column - start, minlength=3) / 300, np.full(3, 1 / 3), atol=0.1
         )
-    np.testing.assert_array_equal(agent.last_action, actions[-1])
+    np.testing.assert_array_equal(agent.last_info.action, actions[-1])
 
 
 def test_heatup_is_reproducible_by_seed() -> None:

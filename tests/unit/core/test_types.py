@@ -61,55 +61,85 @@ def test_env_response_done_is_terminated_or_truncated(
     assert response.num_envs == n
 
 
-def test_transitions_one_per_env_with_the_right_rows() -> None:
-    state, action, response = _two_env_response()
-    transitions = response.transitions(state, action)
-    assert len(transitions) == 2
-    first, second = transitions
-    assert all(isinstance(t, Transition) for t in transitions)
-
-    np.testing.assert_array_equal(first.state["observation"], [0.0, 1.0])
-    np.testing.assert_array_equal(first.state["goal"], [5.0])
-    assert first.action == 1
-    assert first.reward == 0.5
-    assert isinstance(first.reward, float)
-    np.testing.assert_array_equal(first.next_state["observation"], [2.0, 3.0])
-    assert first.terminated is False
-    assert first.truncated is False
-    assert first.info == {"a": 1}
-
-    np.testing.assert_array_equal(second.state["observation"], [10.0, 11.0])
-    assert second.action == 0
-    assert second.reward == -2.0
-    # The ended env's transition leads to the final observation, not to the reset one.
-    np.testing.assert_array_equal(second.next_state["observation"], [12.0, 13.0])
-    np.testing.assert_array_equal(second.next_state["goal"], [6.0])
-    assert second.terminated is True
-    assert second.truncated is False
-    assert second.info == {"b": 2}
+def test_a_step_response_starts_episodes_where_they_ended() -> None:
+    _, _, response = _two_env_response()
+    np.testing.assert_array_equal(response.episode_started, [False, True])
 
 
-def test_transitions_without_infos_get_empty_dicts() -> None:
-    state, action, response = _two_env_response()
-    response.infos = []
-    assert [t.info for t in response.transitions(state, action)] == [{}, {}]
-
-
-@pytest.mark.parametrize(
-    ("terminated", "truncated", "done"),
-    [(False, False, False), (True, False, True), (False, True, True), (True, True, True)],
-)
-def test_transition_done(terminated: bool, truncated: bool, done: bool) -> None:
-    transition = Transition(
-        state={"observation": np.zeros(2)},
-        action=0,
-        reward=0.0,
-        next_state={"observation": np.ones(2)},
-        terminated=terminated,
-        truncated=truncated,
+def test_explicit_episode_starts_are_kept() -> None:
+    _, _, response = _two_env_response()
+    flags = np.array([True, False])
+    explicit = EnvResponse(
+        observation=response.observation,
+        reward=response.reward,
+        terminated=response.terminated,
+        truncated=response.truncated,
+        next_observation=response.next_observation,
+        episode_return=response.episode_return,
+        episode_length=response.episode_length,
+        episode_started=flags,
     )
-    assert transition.done is done
-    assert transition.info == {}
+    np.testing.assert_array_equal(explicit.episode_started, flags)
+
+
+def test_a_reset_starts_every_episode_and_ends_none() -> None:
+    observation = {"observation": np.zeros((3, 2))}
+    response = EnvResponse.first(observation, 3)
+    np.testing.assert_array_equal(response.episode_started, [True, True, True])
+    assert not response.done.any()
+
+
+def _three_rows() -> Transition:
+    return Transition(
+        state={"observation": np.arange(6.0).reshape(3, 2)},
+        action=np.array([0, 1, 2]),
+        reward=np.array([1.0, 2.0, 3.0], dtype=np.float32),
+        next_state={"observation": np.arange(6.0, 12.0).reshape(3, 2)},
+        terminated=np.array([False, True, False]),
+        truncated=np.array([False, False, True]),
+        extras={"log_prob": np.array([-0.1, -0.2, -0.3])},
+    )
+
+
+def test_transition_done_is_terminated_or_truncated() -> None:
+    transition = _three_rows()
+    assert len(transition) == 3
+    np.testing.assert_array_equal(transition.done, [False, True, True])
+
+
+def test_transition_rows_select_every_field() -> None:
+    picked = _three_rows().rows(np.array([2, 0]))
+    np.testing.assert_array_equal(picked.state["observation"], [[4.0, 5.0], [0.0, 1.0]])
+    np.testing.assert_array_equal(picked.next_state["observation"], [[10.0, 11.0], [6.0, 7.0]])
+    np.testing.assert_array_equal(picked.action, [2, 0])
+    np.testing.assert_array_equal(picked.reward, [3.0, 1.0])
+    np.testing.assert_array_equal(picked.truncated, [True, False])
+    np.testing.assert_array_equal(picked.extras["log_prob"], [-0.3, -0.1])
+
+
+def test_transitions_concatenate_row_after_row() -> None:
+    one, two = _three_rows(), _three_rows().rows(np.array([1]))
+    joined = Transition.concatenate([one, two])
+    assert len(joined) == 4
+    np.testing.assert_array_equal(joined.action, [0, 1, 2, 1])
+    np.testing.assert_array_equal(joined.terminated, [False, True, False, True])
+    np.testing.assert_array_equal(joined.extras["log_prob"], [-0.1, -0.2, -0.3, -0.2])
+
+
+def test_a_single_step_is_a_batch_of_one() -> None:
+    single = Transition.single(
+        state={"observation": np.zeros(2)},
+        action=1,
+        reward=0.5,
+        next_state={"observation": np.ones(2)},
+        terminated=True,
+        truncated=False,
+    )
+    assert len(single) == 1
+    assert single.state["observation"].shape == (1, 2)
+    np.testing.assert_array_equal(single.action, [1])
+    np.testing.assert_array_equal(single.done, [True])
+    assert single.extras == {}
 
 
 def _batch(**overrides: object) -> Batch:

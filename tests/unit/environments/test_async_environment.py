@@ -66,9 +66,9 @@ def _assert_same(response: EnvResponse, expected: EnvResponse) -> None:
     for name in ("reward", "terminated", "truncated", "episode_return", "episode_length"):
         np.testing.assert_array_equal(getattr(response, name), getattr(expected, name), name)
         assert getattr(response, name).dtype == getattr(expected, name).dtype, name
-    assert (response.next_observation is response.observation) == (
-        expected.next_observation is expected.observation
-    )
+    np.testing.assert_array_equal(response.episode_started, expected.episode_started)
+    for key, value in expected.next_observation.items():
+        np.testing.assert_array_equal(response.next_observation[key], value, key)
     assert response.infos == expected.infos
 
 
@@ -111,10 +111,10 @@ def test_next_observation_is_the_observation_until_an_episode_ends() -> None:
         for _ in range(2):
             response = env.step(np.array([0, 1]))
             assert not response.done.any()
-            assert response.next_observation is response.observation
+            assert not response.episode_started.any()
         response = env.step(np.array([0, 1]))
         np.testing.assert_array_equal(response.truncated, [True, True])
-        assert response.next_observation is not response.observation
+        np.testing.assert_array_equal(response.episode_started, [True, True])
         final, first = response.next_observation["observation"], response.observation["observation"]
         assert not np.array_equal(final, first)
         assert np.all(np.abs(first) <= 0.05)  # a fresh CartPole episode

@@ -47,7 +47,7 @@ def test_cartpole_spaces_and_reset(num_envs: int) -> None:
     assert list(response.observation) == ["observation"]
     assert response.observation["observation"].shape == (num_envs, 4)
     assert response.observation["observation"].dtype == np.float32
-    assert response.next_observation is response.observation
+    np.testing.assert_array_equal(response.episode_started, np.ones(num_envs, dtype=bool))
     np.testing.assert_array_equal(response.reward, np.zeros(num_envs))
     np.testing.assert_array_equal(response.done, np.zeros(num_envs, dtype=bool))
     np.testing.assert_array_equal(response.episode_length, np.zeros(num_envs))
@@ -87,8 +87,8 @@ def test_step_returns_arrays_of_shape_b(num_envs: int) -> None:
     assert response.truncated.dtype == np.bool_
     np.testing.assert_array_equal(response.reward, np.ones(num_envs))
     np.testing.assert_array_equal(response.episode_length, np.ones(num_envs))
-    # Nothing ended, so there is a single observation object.
-    assert response.next_observation is response.observation
+    # Nothing ended, so no episode starts.
+    assert not response.episode_started.any()
     assert env.total_steps == num_envs
 
 
@@ -107,7 +107,7 @@ def test_cartpole_episode_end_single_env() -> None:
     assert response.terminated[0] and not response.truncated[0]
     final = response.next_observation["observation"][0]
     first = response.observation["observation"][0]
-    assert response.next_observation is not response.observation
+    np.testing.assert_array_equal(response.episode_started, [True])
     assert not np.array_equal(final, first)
     # The finished episode's last observation is out of bounds, the new one a fresh start.
     assert abs(final[2]) > CARTPOLE_THETA_LIMIT or abs(final[0]) > CARTPOLE_X_LIMIT
@@ -218,7 +218,7 @@ def test_an_ended_row_gets_the_new_observation_and_keeps_the_final_one() -> None
     np.testing.assert_array_equal(response.episode_length, [3, 1, 3])
     np.testing.assert_array_equal(response.episode_return, [6.0, 1.0, 6.0])
     np.testing.assert_array_equal(response.observation["observation"], [[0, 3], [1, 1], [0, 3]])
-    assert response.next_observation is response.observation
+    assert not response.episode_started.any()
 
 
 def test_entry_point_with_max_episode_steps_truncates() -> None:

@@ -31,18 +31,20 @@ def _memory(capacity: int, seed: int = 0) -> ExperienceReplay:
 def _store(memory: ExperienceReplay, ids: list[int]) -> None:
     k = np.asarray(ids, dtype=np.float64)
     memory.store(
-        {
-            "observation": np.repeat(k[:, None], 3, axis=1),
-            "goal": np.repeat(-k[:, None], 2, axis=1),
-        },
-        (k % 4).astype(np.int64),
-        (10 * k).astype(np.float32),
-        {
-            "observation": np.repeat(k[:, None] + 0.5, 3, axis=1),
-            "goal": np.repeat(-k[:, None] - 0.5, 2, axis=1),
-        },
-        k % 3 == 0,
-        k % 5 == 0,
+        Transition(
+            state={
+                "observation": np.repeat(k[:, None], 3, axis=1),
+                "goal": np.repeat(-k[:, None], 2, axis=1),
+            },
+            action=(k % 4).astype(np.int64),
+            reward=(10 * k).astype(np.float32),
+            next_state={
+                "observation": np.repeat(k[:, None] + 0.5, 3, axis=1),
+                "goal": np.repeat(-k[:, None] - 0.5, 2, axis=1),
+            },
+            terminated=k % 3 == 0,
+            truncated=k % 5 == 0,
+        )
     )
 
 
@@ -173,11 +175,11 @@ def test_sampling_an_empty_memory_raises() -> None:
         _memory(5).sample(1)
 
 
-def test_store_transition_stores_a_batch_of_one() -> None:
+def test_a_single_step_stores_as_a_batch_of_one() -> None:
     memory = _memory(5)
     _store(memory, [1])
-    memory.store_transition(
-        Transition(
+    memory.store(
+        Transition.single(
             state={"observation": np.array([7.0, 7.0, 7.0]), "goal": np.array([-7.0, -7.0])},
             action=3,
             reward=70.0,

@@ -13,6 +13,7 @@ import pytest
 from gymnasium import spaces
 
 from coach.core.spaces import StackedFrames
+from coach.core.types import Transition
 from coach.memories.experience_replay import ExperienceReplay
 from coach.memories.frame_store import FrameStore
 from coach.memories.n_step import NStepAccumulator
@@ -101,8 +102,8 @@ def test_samples_equal_a_memory_of_whole_stacks(num_envs: int, prioritized: bool
     stream = FrameStream(num_envs, seed=1)
     for _ in range(400):  # wraps the ring more than once
         step = stream.step()
-        stacked.store(**step)
-        whole.store(**step)
+        stacked.store(Transition(**step))
+        whole.store(Transition(**step))
     _assert_same_batches(stacked, whole)
 
 
@@ -110,7 +111,7 @@ def test_each_frame_is_written_once() -> None:
     stacked, _ = _pair(10_000)
     stream = FrameStream(2, seed=2)
     for _ in range(1000):
-        stacked.store(**stream.step())
+        stacked.store(Transition(**stream.step()))
     store = stacked.frame_stores["observation"]
     # Every frame the envs produced, each once: one per step and one per new episode.
     assert store.written == stream.frames_made
@@ -125,12 +126,18 @@ def test_n_step_transitions_share_frames_too() -> None:
         step = stream.step()
         for target, accumulator in zip((memory, whole), accumulators, strict=True):
             ready = accumulator.add(
-                step["state"], step["action"], step["reward"], step["next_state"],
-                step["terminated"], step["truncated"],
-            )  # fmt: skip
+                Transition(
+                    state=step["state"],
+                    action=step["action"],
+                    reward=step["reward"],
+                    next_state=step["next_state"],
+                    terminated=step["terminated"],
+                    truncated=step["truncated"],
+                )
+            )
             if ready is not None:
-                ready.pop("extras")
-                target.store(**ready)
+                ready.extras = {}
+                target.store(ready)
     assert memory.frame_stores["observation"].written == stream.frames_made
     _assert_same_batches(memory, whole)
 
@@ -146,7 +153,7 @@ def test_when_frames_outrun_transitions_the_oldest_transitions_are_forgotten(
     assert store.num_frames == 300 + 40
     stream = FrameStream(1, seed=4, mean_episode=1.5)  # about 1.7 frames per transition
     for _ in range(2000):
-        memory.store(**stream.step())
+        memory.store(Transition(**stream.step()))
         assert len(memory) < 300
     # Every live row still reads back the frames it was stored with.
     batch = memory.get(memory._live_rows())
@@ -167,13 +174,13 @@ def test_state_dict_round_trip_continues_exactly(prioritized: bool) -> None:
     stacked, _ = _pair(300, prioritized)
     stream = FrameStream(2, seed=5)
     for _ in range(250):
-        stacked.store(**stream.step())
+        stacked.store(Transition(**stream.step()))
     restored, _ = _pair(300, prioritized)
     restored.load_state_dict(stacked.state_dict())
     for _ in range(50):
         step = stream.step()
-        stacked.store(**step)
-        restored.store(**step)
+        stacked.store(Transition(**step))
+        restored.store(Transition(**step))
     _assert_same_batches(restored, stacked)
     assert (
         restored.frame_stores["observation"].written == stacked.frame_stores["observation"].written
@@ -185,8 +192,8 @@ def test_state_dict_into_another_capacity_keeps_the_newest_transitions() -> None
     stream = FrameStream(2, seed=6)
     for _ in range(200):
         step = stream.step()
-        source.store(**step)
-        whole.store(**step)
+        source.store(Transition(**step))
+        whole.store(Transition(**step))
     larger, _ = _pair(1000)
     larger.load_state_dict(source.state_dict())
     reference_whole = ExperienceReplay(1000, _spaces(False), ACTIONS, np.random.default_rng(7))

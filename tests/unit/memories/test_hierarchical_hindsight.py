@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 from gymnasium import spaces
 
+from coach.core.types import Transition
 from coach.errors import CoachError
 from coach.memories.hierarchical_hindsight import (
     HierarchicalHindsightExperienceReplay,
@@ -62,7 +63,7 @@ def _step(t: int, last: bool) -> dict:
 
 def _episode(memory: HierarchicalHindsightExperienceReplay, length: int) -> None:
     for t in range(length):
-        memory.store(**_step(t, t == length - 1))
+        memory.store(Transition(**_step(t, t == length - 1)))
 
 
 def test_every_row_has_the_subgoal_reached_as_its_action() -> None:
@@ -92,7 +93,7 @@ def test_hindsight_goal_copies_are_relabeled_and_rewarded_for_the_new_goal() -> 
 
 def test_subgoal_penalties_are_stored_at_once_as_proposed() -> None:
     memory = _memory(k=2)
-    memory.store(**_step(0, False))  # an open episode: nothing stored yet
+    memory.store(Transition(**_step(0, False)))  # an open episode: nothing stored yet
     assert len(memory) == 0
     step = _step(0, False)
     memory.store_subgoal_penalty(step["state"], step["action"], -10.0, step["next_state"])
@@ -107,7 +108,7 @@ def test_subgoal_penalties_are_stored_at_once_as_proposed() -> None:
 def test_the_state_round_trip_keeps_the_actions_and_the_open_episode() -> None:
     memory = _memory(k=2)
     _episode(memory, 3)
-    memory.store(**_step(0, False))
+    memory.store(Transition(**_step(0, False)))
     step = _step(7, False)
     memory.store_subgoal_penalty(step["state"], step["action"], -10.0, step["next_state"])
     restored = _memory(k=2, capacity=500)
@@ -116,7 +117,7 @@ def test_the_state_round_trip_keeps_the_actions_and_the_open_episode() -> None:
     np.testing.assert_array_equal(
         restored.get(np.arange(len(restored))).actions, memory.get(np.arange(len(memory))).actions
     )
-    restored.store(**_step(1, True))  # the open episode ends: its two steps and copies
+    restored.store(Transition(**_step(1, True)))  # the open episode ends: its two steps and copies
     assert len(restored) == 10 + 2 * 3
     np.testing.assert_array_equal(restored.get(np.arange(10, 12)).actions[:, 0], [1, 2])
 

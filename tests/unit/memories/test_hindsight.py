@@ -18,7 +18,7 @@ import pytest
 from gymnasium import spaces
 
 from coach.core.spaces import StackedFrames
-from coach.core.types import Batch
+from coach.core.types import Batch, Transition
 from coach.errors import CoachError
 from coach.memories import (
     EpisodicHindsightExperienceReplay,
@@ -90,7 +90,7 @@ def _store_episode(
     memory: EpisodicHindsightExperienceReplay, episode: int, length: int, **kwargs: bool
 ) -> None:
     for t in range(length):
-        memory.store(**_batch([(episode, t, t == length - 1)], **kwargs))
+        memory.store(Transition(**_batch([(episode, t, t == length - 1)], **kwargs)))
 
 
 def _goal_steps(goals: np.ndarray) -> np.ndarray:
@@ -178,12 +178,12 @@ def test_goal_reward_refuses_bad_fields(fields: dict, message: str) -> None:
 def test_nothing_is_stored_before_the_episode_ends() -> None:
     memory = _memory()
     for t in range(3):
-        memory.store(**_batch([(0, t, False)]))
+        memory.store(Transition(**_batch([(0, t, False)])))
         assert len(memory) == 0
     np.testing.assert_array_equal(memory.open_episode_lengths, [3])
     with pytest.raises(CoachError, match="empty"):
         memory.sample(1)
-    memory.store(**_batch([(0, 3, True)]))
+    memory.store(Transition(**_batch([(0, 3, True)])))
     assert len(memory) == 4 * 5
     np.testing.assert_array_equal(memory.open_episode_lengths, [0])
 
@@ -293,12 +293,12 @@ def test_relabeled_terminations_follow_the_goal_reward() -> None:
 def test_two_envs_keep_their_episodes_apart() -> None:
     k = 2
     memory = _memory("episode", k)
-    memory.store(**_batch([(10, 0, False), (20, 0, False)]))
-    memory.store(**_batch([(10, 1, True), (20, 1, False)]))  # env 0's episode ends
+    memory.store(Transition(**_batch([(10, 0, False), (20, 0, False)])))
+    memory.store(Transition(**_batch([(10, 1, True), (20, 1, False)])))  # env 0's episode ends
     assert len(memory) == 2 * (1 + k)
     np.testing.assert_array_equal(memory.open_episode_lengths, [0, 2])
-    memory.store(**_batch([(11, 0, False), (20, 2, False)]))
-    memory.store(**_batch([(11, 1, False), (20, 3, True)]))  # env 1's episode ends
+    memory.store(Transition(**_batch([(11, 0, False), (20, 2, False)])))
+    memory.store(Transition(**_batch([(11, 1, False), (20, 3, True)])))  # env 1's episode ends
     assert len(memory) == 6 * (1 + k)
     np.testing.assert_array_equal(memory.open_episode_lengths, [2, 0])
 
@@ -315,8 +315,8 @@ def test_two_envs_keep_their_episodes_apart() -> None:
 
 def test_two_envs_ending_in_the_same_step_are_stored_in_env_order() -> None:
     memory = _memory("final", k=1)
-    memory.store(**_batch([(1, 0, False), (2, 0, False)]))
-    memory.store(**_batch([(1, 1, True), (2, 1, True)]))
+    memory.store(Transition(**_batch([(1, 0, False), (2, 0, False)])))
+    memory.store(Transition(**_batch([(1, 1, True), (2, 1, True)])))
     tags = memory.get(np.arange(8)).states["observation"][:, 0]
     np.testing.assert_array_equal(tags, [1, 1, 1, 1, 2, 2, 2, 2])
 
@@ -325,7 +325,7 @@ def test_long_episodes_of_several_envs_keep_every_step() -> None:
     memory = _memory("final", k=1)
     for t in range(40):  # past the room the open episodes start with
         other = (1, t, t == 24) if t < 25 else (2, t - 25, False)
-        memory.store(**_batch([(0, t, t == 39), other]))
+        memory.store(Transition(**_batch([(0, t, t == 39), other])))
     assert len(memory) == (25 + 40) * 2
     np.testing.assert_array_equal(memory.open_episode_lengths, [0, 15])
     first = memory.get(np.arange(25)).states["observation"]
@@ -337,11 +337,11 @@ def test_long_episodes_of_several_envs_keep_every_step() -> None:
 def test_steps_are_copied_not_kept_as_views() -> None:
     memory = _memory("final", k=1)
     batch = _batch([(0, 0, False)])
-    memory.store(**batch)
+    memory.store(Transition(**batch))
     for array in [*batch["state"].values(), *batch["next_state"].values()]:
         array[...] = 99.0
     batch["action"][...] = 99
-    memory.store(**_batch([(0, 1, True)]))
+    memory.store(Transition(**_batch([(0, 1, True)])))
     first = memory.get(np.array([0]))
     np.testing.assert_array_equal(first.states["observation"], [[0, 0]])
     np.testing.assert_array_equal(first.next_states["achieved_goal"], [[1, 0, 0]])
@@ -353,20 +353,22 @@ def test_extras_are_carried_to_the_relabeled_rows() -> None:
     memory = _memory("future", k, extra_spaces={"discount": spaces.Box(0, 1, (), np.float32)})
     for t in range(3):
         batch = _batch([(0, t, t == 2)])
-        memory.store(**batch, extras={"discount": np.array([0.1 * (t + 1)], np.float32)})
+        memory.store(
+            Transition(**batch, extras={"discount": np.array([0.1 * (t + 1)], np.float32)})
+        )
     rows = memory.get(np.arange(len(memory)))
     np.testing.assert_allclose(rows.extras["discount"], (rows.actions + 1) * 0.1, rtol=1e-6)
     np.testing.assert_array_equal(rows.actions, [0, 1, 2, 0, 0, 1, 1, 2, 2])
     with pytest.raises(CoachError, match="discount"):
-        memory.store(**_batch([(1, 0, False)]))
+        memory.store(Transition(**_batch([(1, 0, False)])))
 
 
 def test_an_episode_too_long_for_the_capacity_raises_before_storing() -> None:
     memory = _memory("final", k=4, capacity=10)  # room for 2 steps with 4 copies each
-    memory.store(**_batch([(0, 0, False)]))
-    memory.store(**_batch([(0, 1, False)]))
+    memory.store(Transition(**_batch([(0, 0, False)])))
+    memory.store(Transition(**_batch([(0, 1, False)])))
     with pytest.raises(CoachError, match="capacity of 10"):
-        memory.store(**_batch([(0, 2, True)]))
+        memory.store(Transition(**_batch([(0, 2, True)])))
     np.testing.assert_array_equal(memory.open_episode_lengths, [2])
     assert len(memory) == 0
 
@@ -405,12 +407,14 @@ def test_bit_flip_rewards_are_recomputed_as_the_environment_computes_them() -> N
         action = rng.integers(0, 3)
         next_observation, reward, terminated, truncated, _ = env.step(action)
         memory.store(
-            {k: v[None] for k, v in observation.items()},
-            np.array([action]),
-            np.array([reward], dtype=np.float32),
-            {k: v[None] for k, v in next_observation.items()},
-            np.array([terminated]),
-            np.array([truncated]),
+            Transition(
+                state={k: v[None] for k, v in observation.items()},
+                action=np.array([action]),
+                reward=np.array([reward], dtype=np.float32),
+                next_state={k: v[None] for k, v in next_observation.items()},
+                terminated=np.array([terminated]),
+                truncated=np.array([truncated]),
+            )
         )
         observation = env.reset()[0] if terminated or truncated else next_observation
     assert len(memory) > 0
@@ -472,9 +476,9 @@ def test_a_capacity_below_one_step_and_its_copies_raises() -> None:
 
 def test_a_step_of_another_number_of_envs_raises() -> None:
     memory = _memory()
-    memory.store(**_batch([(0, 0, False), (1, 0, False)]))
+    memory.store(Transition(**_batch([(0, 0, False), (1, 0, False)])))
     with pytest.raises(CoachError, match="2 envs"):
-        memory.store(**_batch([(0, 1, False)]))
+        memory.store(Transition(**_batch([(0, 1, False)])))
 
 
 # -- parameters and checkpoints --------------------------------------------------------------
@@ -500,8 +504,8 @@ def test_state_round_trip_resumes_open_episodes() -> None:
     k = 2
     memory = _memory("future", k)
     _store_episode(memory, episode=0, length=3)
-    memory.store(**_batch([(1, 0, False)]))
-    memory.store(**_batch([(1, 1, False)]))
+    memory.store(Transition(**_batch([(1, 0, False)])))
+    memory.store(Transition(**_batch([(1, 1, False)])))
     state = memory.state_dict()
 
     restored = _memory("future", k, seed=99)
@@ -511,7 +515,7 @@ def test_state_round_trip_resumes_open_episodes() -> None:
     np.testing.assert_array_equal(restored.open_episode_lengths, [2])
 
     for target in (memory, restored):
-        target.store(**_batch([(1, 2, True)]))
+        target.store(Transition(**_batch([(1, 2, True)])))
     assert len(restored) == len(memory) == 6 * (1 + k)
     expected, got = memory.get(np.arange(len(memory))), restored.get(np.arange(len(memory)))
     for key in OBSERVATION_SPACE.spaces:
@@ -526,10 +530,10 @@ def test_state_round_trip_resumes_open_episodes() -> None:
 
 def test_state_dict_of_open_episodes_is_a_copy() -> None:
     memory = _memory("final", k=1)
-    memory.store(**_batch([(0, 0, False)]))
+    memory.store(Transition(**_batch([(0, 0, False)])))
     state = memory.state_dict()
-    memory.store(**_batch([(0, 1, True)]))
-    memory.store(**_batch([(5, 0, False)]))
+    memory.store(Transition(**_batch([(0, 1, True)])))
+    memory.store(Transition(**_batch([(5, 0, False)])))
     np.testing.assert_array_equal(state["open_episodes"][0]["lengths"], [1])
     np.testing.assert_array_equal(
         state["open_episodes"][0]["steps"]["state"]["observation"], [[[0, 0]]]
@@ -539,7 +543,7 @@ def test_state_dict_of_open_episodes_is_a_copy() -> None:
 def test_loading_into_another_capacity_does_not_relabel_again() -> None:
     memory = _memory("future", k=2, capacity=40)
     _store_episode(memory, episode=0, length=3)
-    memory.store(**_batch([(1, 0, False)]))
+    memory.store(Transition(**_batch([(1, 0, False)])))
     larger = _memory("future", k=2, capacity=100)
     larger.load_state_dict(memory.state_dict())
     assert len(larger) == 9
@@ -552,7 +556,7 @@ def test_loading_into_another_capacity_does_not_relabel_again() -> None:
 
 def test_the_state_of_a_plain_replay_loads_without_open_episodes() -> None:
     plain = ExperienceReplay(10, OBSERVATION_SPACE, ACTION_SPACE, np.random.default_rng(0))
-    plain.store(**_batch([(0, 0, True)]))
+    plain.store(Transition(**_batch([(0, 0, True)])))
     memory = _memory(k=1, capacity=10)
     memory.load_state_dict(plain.state_dict())
     assert len(memory) == 1
@@ -562,7 +566,7 @@ def test_the_state_of_a_plain_replay_loads_without_open_episodes() -> None:
 def test_corrupted_or_too_long_open_episodes_are_refused() -> None:
     memory = _memory("final", k=1)
     for t in range(3):
-        memory.store(**_batch([(0, t, False)]))
+        memory.store(Transition(**_batch([(0, t, False)])))
     state = memory.state_dict()
     with pytest.raises(CoachError, match="3 steps, more than the 2"):
         _memory("final", k=4, capacity=10).load_state_dict(state)
@@ -575,7 +579,7 @@ def test_corrupted_or_too_long_open_episodes_are_refused() -> None:
 def test_episodes_interrupted_by_a_restart_are_stored_truncated() -> None:
     memory = _memory(method="final", k=1)
     for t in range(3):
-        memory.store(**_batch([(0, t, False)]))
+        memory.store(Transition(**_batch([(0, t, False)])))
     memory.end_episodes()
     assert len(memory) == 3 * 2
     np.testing.assert_array_equal(memory.open_episode_lengths, [0])
@@ -590,15 +594,15 @@ def test_sources_keep_their_episodes_apart() -> None:
     # Two rollout workers whose env copies are both numbered 0 take turns storing.
     memory = _memory("final", k=1)
     first, second = memory.stream(1), memory.stream(2)
-    first.store(**_batch([(0, 0, False)]))
-    second.store(**_batch([(7, 0, False)]))
-    first.store(**_batch([(0, 1, True)]))  # the first source's episode ends: 2 steps
+    first.store(Transition(**_batch([(0, 0, False)])))
+    second.store(Transition(**_batch([(7, 0, False)])))
+    first.store(Transition(**_batch([(0, 1, True)])))  # the first source's episode ends: 2 steps
     assert len(memory) == 2 * 2
     np.testing.assert_array_equal(memory.get(np.arange(2)).states["observation"], [[0, 0], [0, 1]])
     state = memory.state_dict()
     restored = _memory("final", k=1)
     restored.load_state_dict(state)
-    restored.stream(2).store(**_batch([(7, 1, True)]))
+    restored.stream(2).store(Transition(**_batch([(7, 1, True)])))
     np.testing.assert_array_equal(
         restored.get(np.arange(4, 6)).states["observation"], [[7, 0], [7, 1]]
     )
@@ -607,7 +611,7 @@ def test_sources_keep_their_episodes_apart() -> None:
 
 def test_a_state_saved_before_streams_loads_as_the_one_source() -> None:
     memory = _memory("final", k=1)
-    memory.store(**_batch([(0, 0, False)]))
+    memory.store(Transition(**_batch([(0, 0, False)])))
     state = memory.state_dict()
     state["open_episodes"] = state["open_episodes"][0]  # the format of earlier checkpoints
     restored = _memory("final", k=1)

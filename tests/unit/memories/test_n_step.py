@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from coach.core.types import Transition
 from coach.memories.n_step import NStepAccumulator
 
 G = 0.5
@@ -12,28 +13,30 @@ G = 0.5
 
 def step(acc: NStepAccumulator, t: int, reward: float, term: bool = False, trunc: bool = False):  # type: ignore[no-untyped-def]
     return acc.add(
-        {"observation": np.array([[t]], dtype=np.float32)},
-        np.array([t]),
-        np.array([reward], dtype=np.float32),
-        {"observation": np.array([[t + 1]], dtype=np.float32)},
-        np.array([term]),
-        np.array([trunc]),
+        Transition(
+            state={"observation": np.array([[t]], dtype=np.float32)},
+            action=np.array([t]),
+            reward=np.array([reward], dtype=np.float32),
+            next_state={"observation": np.array([[t + 1]], dtype=np.float32)},
+            terminated=np.array([term]),
+            truncated=np.array([trunc]),
+        )
     )
 
 
-def rows(out: dict | None) -> list[tuple[int, float, int, bool, bool, float]]:  # type: ignore[type-arg]
+def rows(out: Transition | None) -> list[tuple[int, float, int, bool, bool, float]]:
     if out is None:
         return []
     return [
         (
-            int(out["state"]["observation"][i, 0]),
-            float(out["reward"][i]),
-            int(out["next_state"]["observation"][i, 0]),
-            bool(out["terminated"][i]),
-            bool(out["truncated"][i]),
-            float(out["extras"]["discount"][i]),
+            int(out.state["observation"][i, 0]),
+            float(out.reward[i]),
+            int(out.next_state["observation"][i, 0]),
+            bool(out.terminated[i]),
+            bool(out.truncated[i]),
+            float(out.extras["discount"][i]),
         )
-        for i in range(len(out["reward"]))
+        for i in range(len(out))
     ]
 
 
@@ -72,12 +75,14 @@ def test_envs_keep_separate_windows() -> None:
 
     def both(t: int, done: list[bool]):  # type: ignore[no-untyped-def]
         return acc.add(
-            {"observation": np.array([[t], [100 + t]], dtype=np.float32)},
-            np.array([t, t]),
-            np.array([1.0, 10.0], dtype=np.float32),
-            {"observation": np.array([[t + 1], [101 + t]], dtype=np.float32)},
-            np.array(done),
-            np.array([False, False]),
+            Transition(
+                state={"observation": np.array([[t], [100 + t]], dtype=np.float32)},
+                action=np.array([t, t]),
+                reward=np.array([1.0, 10.0], dtype=np.float32),
+                next_state={"observation": np.array([[t + 1], [101 + t]], dtype=np.float32)},
+                terminated=np.array(done),
+                truncated=np.array([False, False]),
+            )
         )
 
     assert both(0, [False, True]) is not None  # env 1 terminates at once

@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 from gymnasium import spaces
 
-from coach.core.types import Batch
+from coach.core.types import Batch, Transition
 from coach.errors import CoachError
 from coach.memories.experience_replay import ExperienceReplay
 from coach.memories.prioritized_experience_replay import (
@@ -40,12 +40,14 @@ def _memory(capacity: int, seed: int = 0, **kwargs: Any) -> PrioritizedExperienc
 def _store(memory: ExperienceReplay, ids: list[int]) -> None:
     k = np.asarray(ids, dtype=np.float64)
     memory.store(
-        {"observation": np.repeat(k[:, None], 3, axis=1)},
-        (k % 4).astype(np.int64),
-        (10 * k).astype(np.float32),
-        {"observation": np.repeat(k[:, None] + 0.5, 3, axis=1)},
-        k % 3 == 0,
-        k % 5 == 0,
+        Transition(
+            state={"observation": np.repeat(k[:, None], 3, axis=1)},
+            action=(k % 4).astype(np.int64),
+            reward=(10 * k).astype(np.float32),
+            next_state={"observation": np.repeat(k[:, None] + 0.5, 3, axis=1)},
+            terminated=k % 3 == 0,
+            truncated=k % 5 == 0,
+        )
     )
 
 
@@ -449,13 +451,15 @@ def test_extra_columns_are_stored_and_sampled_with_the_rows() -> None:
     for ids in ([0, 1, 2], [3, 4]):  # the second batch wraps
         k = np.asarray(ids, dtype=np.float64)
         memory.store(
-            {"observation": np.repeat(k[:, None], 3, axis=1)},
-            (k % 4).astype(np.int64),
-            (10 * k).astype(np.float32),
-            {"observation": np.repeat(k[:, None] + 0.5, 3, axis=1)},
-            np.zeros(len(ids), dtype=bool),
-            np.zeros(len(ids), dtype=bool),
-            extras={"discount": (k / 10).astype(np.float32)},
+            Transition(
+                state={"observation": np.repeat(k[:, None], 3, axis=1)},
+                action=(k % 4).astype(np.int64),
+                reward=(10 * k).astype(np.float32),
+                next_state={"observation": np.repeat(k[:, None] + 0.5, 3, axis=1)},
+                terminated=np.zeros(len(ids), dtype=bool),
+                truncated=np.zeros(len(ids), dtype=bool),
+                extras={"discount": (k / 10).astype(np.float32)},
+            )
         )
     batch = memory.sample(50)
     np.testing.assert_allclose(batch.extras["discount"], np.array(_ids(batch)) / 10, rtol=1e-6)

@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 from gymnasium import spaces
 
+from coach.core.types import Transition
 from coach.errors import CoachError
 from coach.memories.rollout import Rollout, RolloutParameters, generalized_advantages
 
@@ -23,13 +24,15 @@ def filled() -> tuple[Rollout, np.ndarray]:
     values = np.array([[10, 0], [20, 0], [30, 0], [40, 0]], dtype=np.float64)
     for t in range(4):
         rollout.store(
-            {"observation": np.array([[t], [100 + t]], np.float32)},
-            np.array([t % 2, 1]),
-            np.array([t + 1, 1], np.float32),
-            {"observation": np.array([[t + 1], [101 + t]], np.float32)},
-            np.array([t == 1, False]),
-            np.array([t == 3, False]),
-            extras={"value": values[t].astype(np.float32)},
+            Transition(
+                state={"observation": np.array([[t], [100 + t]], np.float32)},
+                action=np.array([t % 2, 1]),
+                reward=np.array([t + 1, 1], np.float32),
+                next_state={"observation": np.array([[t + 1], [101 + t]], np.float32)},
+                terminated=np.array([t == 1, False]),
+                truncated=np.array([t == 3, False]),
+                extras={"value": values[t].astype(np.float32)},
+            )
         )
     return rollout, values
 
@@ -81,12 +84,12 @@ def test_minibatches_cover_the_block_once_with_aligned_columns() -> None:
 def test_the_block_refuses_misuse() -> None:
     rollout, values = filled()
     obs = {"observation": np.zeros((2, 1))}
-    step = (obs, np.zeros(2), np.zeros(2), obs, np.zeros(2, bool), np.zeros(2, bool))
+    fields = (obs, np.zeros(2), np.zeros(2), obs, np.zeros(2, bool), np.zeros(2, bool))
     with pytest.raises(CoachError, match="full"):
-        rollout.store(*step, extras={"value": np.zeros(2)})
+        rollout.store(Transition(*fields, extras={"value": np.zeros(2)}))
     rollout.clear()
     assert len(rollout) == 0 and not rollout.full
     with pytest.raises(CoachError, match="full block"):
         rollout.compute_advantages(values, np.zeros(2), np.zeros((4, 2)), 0.5, 0.5)
     with pytest.raises(CoachError, match="columns"):
-        rollout.store(*step)
+        rollout.store(Transition(*fields))

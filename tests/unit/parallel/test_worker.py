@@ -12,6 +12,7 @@ import torch
 
 from coach.core.run_phase import RunPhase
 from coach.core.step_units import EnvironmentEpisodes
+from coach.core.types import Transition
 from coach.errors import CoachError
 from coach.parallel.worker import Outbox, PolicySnapshot, RolloutWorker, WorkerSpec, unpack
 from coach.presets import load_preset
@@ -29,14 +30,14 @@ def test_a_block_holds_every_stored_step_and_the_finished_episodes() -> None:
     block = worker.collect(300, RunPhase.HEATUP)
     assert block.rank == 1 and block.phase is RunPhase.HEATUP and block.env_steps == 300
     calls = unpack(block.steps, block.widths)
-    assert len(calls) == 300 and all(len(c["reward"]) == 1 for c in calls)
+    assert len(calls) == 300 and all(len(c.reward) == 1 for c in calls)
     # Consecutive steps chain: each state is the previous next state, unless an episode ended.
     for before, after in itertools.pairwise(calls):
-        if not (before["terminated"][0] or before["truncated"][0]):
+        if not (before.terminated[0] or before.truncated[0]):
             np.testing.assert_array_equal(
-                after["state"]["observation"], before["next_state"]["observation"]
+                after.state["observation"], before.next_state["observation"]
             )
-    ends = sum(bool(c["terminated"][0] or c["truncated"][0]) for c in calls)
+    ends = sum(bool(c.terminated[0] or c.truncated[0]) for c in calls)
     assert len(block.episodes) == ends > 0
     assert sum(length for _, length, _ in block.episodes) <= 300
     assert len(worker.outbox) == 0  # drained into the block
@@ -49,8 +50,8 @@ def test_on_policy_blocks_carry_the_rollout_columns_of_every_copy() -> None:
     assert heatup.widths == []  # on-policy agents keep nothing from random steps
     block = worker.collect(3 * 16, RunPhase.TRAIN)
     calls = unpack(block.steps, block.widths)
-    assert [len(c["reward"]) for c in calls] == [3] * 16
-    assert set(calls[0]["extras"]) == {"value", "log_prob"}
+    assert [len(c.reward) for c in calls] == [3] * 16
+    assert set(calls[0].extras) == {"value", "log_prob"}
     worker.close()
 
 
@@ -68,7 +69,7 @@ def test_the_outbox_gives_back_each_store_call_as_it_was() -> None:
             "truncated": np.zeros(width, dtype=bool),
             "extras": {"log_prob": rng.random(width).astype(np.float32)},
         }
-        outbox.store(**call)
+        outbox.store(Transition(**call))
         calls.append(copy.deepcopy(call))
         call["state"]["observation"][:] = -1  # the agent reuses its arrays: stored copies
     assert len(outbox) == 180
@@ -77,14 +78,14 @@ def test_the_outbox_gives_back_each_store_call_as_it_was() -> None:
     assert len(outbox) == 0 and outbox.drain() == ({}, [])
     for original, restored in zip(calls, unpack(columns, widths), strict=True):
         for name in ("action", "reward", "terminated", "truncated"):
-            np.testing.assert_array_equal(original[name], restored[name])
-            assert restored[name].dtype == original[name].dtype
+            np.testing.assert_array_equal(original[name], getattr(restored, name))
+            assert getattr(restored, name).dtype == original[name].dtype
         for name in ("state", "next_state", "extras"):
             for key in original[name]:
-                np.testing.assert_array_equal(original[name][key], restored[name][key])
-    outbox.store(**calls[0])
+                np.testing.assert_array_equal(original[name][key], getattr(restored, name)[key])
+    outbox.store(Transition(**calls[0]))
     with pytest.raises(CoachError, match="must not change"):
-        outbox.store(**{**calls[0], "extras": None})
+        outbox.store(Transition(**{**calls[0], "extras": {}}))
     with pytest.raises(CoachError, match="does not learn"):
         outbox.sample(1)
 
@@ -112,14 +113,12 @@ def test_different_seeds_give_different_episodes() -> None:
     first, second = _worker("CartPole_DQN", seed=1), _worker("CartPole_DQN", seed=2)
     a = unpack(*_steps(first.collect(50, RunPhase.HEATUP)))
     b = unpack(*_steps(second.collect(50, RunPhase.HEATUP)))
-    assert not np.array_equal(a[0]["state"]["observation"], b[0]["state"]["observation"])
+    assert not np.array_equal(a[0].state["observation"], b[0].state["observation"])
     again = _worker("CartPole_DQN", seed=1)
     c = unpack(*_steps(again.collect(50, RunPhase.HEATUP)))
     for x, y in zip(a, c, strict=True):
-        np.testing.assert_array_equal(
-            x["next_state"]["observation"], y["next_state"]["observation"]
-        )
-        np.testing.assert_array_equal(x["action"], y["action"])
+        np.testing.assert_array_equal(x.next_state["observation"], y.next_state["observation"])
+        np.testing.assert_array_equal(x.action, y.action)
     for worker in (first, second, again):
         worker.close()
 

@@ -48,7 +48,7 @@ def _record(steps: int = 3000, name: str = NAME) -> tuple[EpisodeRecorder, objec
     graph.schedule_params.heatup_steps = EnvironmentSteps(500)
     graph.create_graph(RunContext(seed=3))
     recorder = EpisodeRecorder(
-        graph.environment, graph.levels[0].agent, [RunPhase.HEATUP, RunPhase.TRAIN]
+        graph.levels[0], graph.environment, [RunPhase.HEATUP, RunPhase.TRAIN]
     )
     graph.heatup(EnvironmentSteps(500))
     graph.train_and_act(EnvironmentSteps(steps - 500))
@@ -87,8 +87,7 @@ def test_a_recorded_dataset_reloads_with_the_same_transitions(minari_root: Path)
 def test_a_policy_agent_logs_the_probabilities_it_samples_from(minari_root: Path) -> None:
     graph = load_preset("CartPole_ClippedPPO").graph_manager
     graph.create_graph(RunContext(seed=0))
-    agent = graph.levels[0].agent
-    recorder = EpisodeRecorder(graph.environment, agent, [RunPhase.TRAIN])
+    recorder = EpisodeRecorder(graph.levels[0], graph.environment, [RunPhase.TRAIN])
     graph.train_and_act(EnvironmentSteps(2000))
     graph.close()
     episode = recorder.episodes[0]
@@ -101,7 +100,7 @@ def test_a_policy_agent_logs_the_probabilities_it_samples_from(minari_root: Path
 def test_episodes_cut_by_an_evaluation_are_not_recorded(minari_root: Path) -> None:
     graph = load_preset("CartPole_DQN").graph_manager
     graph.create_graph(RunContext(seed=0))
-    recorder = EpisodeRecorder(graph.environment, graph.levels[0].agent, [RunPhase.HEATUP])
+    recorder = EpisodeRecorder(graph.levels[0], graph.environment, [RunPhase.HEATUP])
     graph.heatup(EnvironmentSteps(105))
     graph.evaluate(EnvironmentEpisodes(1))  # the heatup's open episode is dropped
     graph.heatup(EnvironmentSteps(100))
