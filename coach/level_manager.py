@@ -173,7 +173,7 @@ class LevelManager(Environment):
         assert goals is not None and self._current is not None
         goal = np.asarray(goal)
         agent.set_goal(goal)
-        agent.explore = not self.testing_subgoal
+        agent.policy.explore = not self.testing_subgoal
         agent.reset(self._with_goal(self._current.observation, goal))
         reward = np.zeros(self.num_envs)
         goal_return = np.zeros(self.num_envs)

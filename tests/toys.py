@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
+from coach.agents.acting import Policy
 from coach.agents.agent import Agent, AgentParameters
+from coach.core.run_phase import RunPhase
 from coach.core.types import ActionInfo, EnvResponse, Observation
 from coach.environments.environment import Environment
 
@@ -62,6 +65,17 @@ class CountingEnvironment(Environment):
         )
 
 
+class ScriptedPolicy(Policy):
+    """Acts as a function of the state says."""
+
+    def __init__(self, choose: Callable[[Observation], ActionInfo], **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.choose = choose
+
+    def decide(self, state: Observation, phase: RunPhase) -> ActionInfo:
+        return self.choose(state)
+
+
 class ScriptedAgent(Agent):
     """Acts a fixed action; records goals, states and what it observed."""
 
@@ -75,8 +89,11 @@ class ScriptedAgent(Agent):
         super().set_goal(goal)
         self.goals.append(goal)
 
-    def choose_action(self, state: Observation) -> ActionInfo:
-        return ActionInfo(np.full(self.num_envs, self.fixed_action))
+    def make_policy(self) -> Policy:
+        return ScriptedPolicy(
+            lambda state: ActionInfo(np.full(self.num_envs, self.fixed_action)),
+            **self.policy_arguments(),
+        )
 
     def observe(self, response: EnvResponse) -> None:
         self.observed.append(response)

@@ -6,13 +6,14 @@ from coach.agents.bootstrapped_dqn import BootstrappedDQNAgent, BootstrappedDQNA
 from coach.agents.categorical_dqn import CategoricalDQNAgent, CategoricalDQNAgentParameters
 from coach.agents.clipped_ppo import ClippedPPOAgent, ClippedPPOAgentParameters
 from coach.agents.ddpg import DDPGAgent, DDPGAgentParameters
-from coach.agents.ddqn import DDQNAgent, DDQNAgentParameters
+from coach.agents.ddqn import DDQNAgentParameters
 from coach.agents.dqn import DQNAgent, DQNAgentParameters, DQNAlgorithmParameters
-from coach.agents.n_step_q import NStepQAgent, NStepQAgentParameters
+from coach.agents.n_step_q import NStepQAgentParameters
 from coach.agents.policy_gradients import PolicyGradientsAgent, PolicyGradientsAgentParameters
 from coach.agents.ppo import PPOAgent, PPOAgentParameters
+from coach.agents.q_learning import QAgent
 from coach.agents.qr_dqn import QRDQNAgent, QRDQNAgentParameters
-from coach.agents.rainbow import RainbowAgent, RainbowAgentParameters
+from coach.agents.rainbow import RainbowAgentParameters
 from coach.agents.sac import SACAgent, SACAgentParameters
 from coach.agents.td3 import TD3Agent, TD3AgentParameters
 
@@ -30,20 +31,18 @@ __all__ = [
     "ClippedPPOAgentParameters",
     "DDPGAgent",
     "DDPGAgentParameters",
-    "DDQNAgent",
     "DDQNAgentParameters",
     "DQNAgent",
     "DQNAgentParameters",
     "DQNAlgorithmParameters",
-    "NStepQAgent",
     "NStepQAgentParameters",
     "PPOAgent",
     "PPOAgentParameters",
     "PolicyGradientsAgent",
     "PolicyGradientsAgentParameters",
+    "QAgent",
     "QRDQNAgent",
     "QRDQNAgentParameters",
-    "RainbowAgent",
     "RainbowAgentParameters",
     "SACAgent",
     "SACAgentParameters",

@@ -2,9 +2,11 @@
 
 An agent sees its environment only through what its level manager hands it: it acts on its
 current (filtered) state, observes the environment's batched response, stores what it learns
-from, and trains when its own schedule says so. The algorithm lives in two hooks a subclass
-writes, `choose_action` and `learn_from_batch`; everything else here is bookkeeping shared by
-every algorithm.
+from, and trains when its own schedule says so. An agent composes its acting side, a
+`Policy` (`coach.agents.acting`: from states to actions, with its exploration), built by
+`make_policy`, and its learning side, written in `learn_from_batch` (one gradient step, top
+to bottom) and `after_training_round`; everything else here is bookkeeping shared by every
+algorithm.
 """
 
 from __future__ import annotations
@@ -17,19 +19,17 @@ import numpy as np
 import torch
 from gymnasium import spaces
 
+from coach.agents.acting import Policy
 from coach.agents.log import AgentLog, NullLog
 from coach.core.run_phase import RunPhase
 from coach.core.step_units import EnvironmentSteps
 from coach.core.types import ActionInfo, Batch, EnvResponse, Observation, Transition
 from coach.errors import CoachError
-from coach.exploration.exploration_policy import ExplorationParameters, random_actions
+from coach.exploration.exploration_policy import ExplorationParameters
 from coach.filters.pipeline import InputFilter, OutputFilter
 from coach.memories.memory import MemoryParameters
 from coach.networks.network_wrapper import NetworkWrapper
 from coach.networks.parameters import NetworkParameters
-
-RANDOM_BLOCK = 1024
-"""Steps of random actions drawn at once in heatup."""
 
 
 @dataclass(slots=True, kw_only=True)
@@ -99,8 +99,16 @@ class Agent:
         self.name = params.name
         self.num_envs = num_envs
         self.rng = np.random.default_rng(seed)
-        self.torch_generator = torch.Generator().manual_seed(seed)
         self.device = torch.device(device)
+        self.torch_generator = torch.Generator(device=self.device).manual_seed(seed)
+        """Draws on the agent's device: sampling, noise, minibatch orders."""
+        # Weights are initialized on the CPU and then moved: on the CPU one stream serves
+        # both, elsewhere the initial weights come from a CPU generator of the same seed.
+        initialization = (
+            self.torch_generator
+            if self.device.type == "cpu"
+            else torch.Generator().manual_seed(seed)
+        )
         self.log: AgentLog = log or NullLog()
         self.input_filter = copy.deepcopy(params.input_filter)
         self.output_filter = copy.deepcopy(params.output_filter)
@@ -120,7 +128,7 @@ class Agent:
         )
         self.networks = {
             name: NetworkWrapper(
-                p, self._inputs_space(p), self.action_space, self.device, self.torch_generator
+                p, self._inputs_space(p), self.action_space, self.device, initialization
             )
             for name, p in params.network_wrappers.items()
         }
@@ -129,11 +137,6 @@ class Agent:
         """The current filtered observation the agent acts on."""
         self.goal: Any = None
         """The goal (or option) given by the level above, if any."""
-        self.explore = True
-        """False while the level above tests a subgoal: act without exploration (HAC)."""
-        self.log_behaviour = False
-        """Give each action's probability with it (`ActionInfo.extras`): a dataset is being
-        recorded (`coach.batch.recording`)."""
         self.last_info: ActionInfo | None = None
         """What the agent decided last: the action record its next `observe` stores."""
         self.env_steps = 0
@@ -145,8 +148,8 @@ class Agent:
         """Gradient steps taken."""
         self.episodes = 0
         """Episodes finished in heatup and training."""
-        self._random_block: np.ndarray = np.empty(0)
-        self._random_cursor = 0
+        self.policy: Policy = self.make_policy()
+        """The acting side: what rollout workers, evaluation and recording act with."""
 
     def _inputs_space(self, network: NetworkParameters) -> spaces.Dict:
         """What a network may read: the observation, and the action if it embeds one (the
@@ -157,9 +160,20 @@ class Agent:
 
     # -- the algorithm's hooks --------------------------------------------------------------
 
-    def choose_action(self, state: Observation) -> ActionInfo:
-        """The actions for a batch of (filtered) states, in training or evaluation."""
-        raise NotImplementedError
+    def make_policy(self) -> Policy:
+        """The acting side, built once the networks and the exploration are."""
+        raise NotImplementedError(f"{type(self).__name__} does not make its policy")
+
+    def policy_arguments(self) -> dict[str, Any]:
+        """What every `Policy` is built with: the spaces, generators, device, exploration."""
+        return {
+            "action_space": self.action_space,
+            "num_envs": self.num_envs,
+            "rng": self.rng,
+            "torch_generator": self.torch_generator,
+            "device": self.device,
+            "exploration": self.exploration,
+        }
 
     def learn_from_batch(self, batch: Batch) -> dict[str, float]:
         """One gradient step on a batch; returns named losses for logging."""
@@ -194,10 +208,7 @@ class Agent:
     def act(self) -> ActionInfo:
         """Decide actions for the current state; ``env_action`` is the action in the
         environment's terms (through the output filter)."""
-        if self.phase is RunPhase.HEATUP:
-            info = ActionInfo(self._random_actions())
-        else:
-            info = self.choose_action(self.state)
+        info = self.policy.act(self.state, self.phase)
         info.env_action = (
             self.output_filter.filter(info.action)
             if self.output_filter.action_filters
@@ -205,16 +216,6 @@ class Agent:
         )
         self.last_info = info
         return info
-
-    def _random_actions(self) -> np.ndarray:
-        """Uniform random actions, drawn in blocks: one draw per step would cost more than
-        the step of a cheap environment."""
-        if self._random_cursor >= len(self._random_block):
-            block = random_actions(self.action_space, RANDOM_BLOCK * self.num_envs, self.rng)
-            self._random_block = block.reshape(RANDOM_BLOCK, self.num_envs, *block.shape[1:])
-            self._random_cursor = 0
-        self._random_cursor += 1
-        return self._random_block[self._random_cursor - 1]
 
     def observe(self, response: EnvResponse) -> None:
         """Take the environment's response to the last action: store it, move the state on.
@@ -279,8 +280,7 @@ class Agent:
                 int(response.episode_length[i]),
                 success,
             )
-        if self.exploration is not None:
-            self.exploration.episode_ended(done)
+        self.policy.episodes_ended(done)
         if self.exploration is not None and self.phase is RunPhase.TRAIN:
             for tag, value in self.exploration.values().items():
                 self.log.scalar(f"Exploration/{tag}", value)
@@ -371,13 +371,11 @@ class Agent:
             "memory": self.memory.state_dict() if include_memory and self.memory else None,
             "rng": self.rng.bit_generator.state,
             "torch_rng": self.torch_generator.get_state(),
-            "random_block": self._random_block,
-            "random_cursor": self._random_cursor,
             "current_state": self.state,
             "networks": {name: net.state_dict() for name, net in self.networks.items()},
             "input_filter": self.input_filter.state_dict(),
             "output_filter": self.output_filter.state_dict(),
-            "exploration": self.exploration.state_dict() if self.exploration else {},
+            "policy": self.policy.state_dict(),
             "counters": {
                 "env_steps": self.env_steps,
                 "training_env_steps": self.training_env_steps,
@@ -399,15 +397,12 @@ class Agent:
             self.memory.load_state_dict(state["memory"])
         self.rng.bit_generator.state = state["rng"]
         self.torch_generator.set_state(state["torch_rng"])
-        self._random_block = state["random_block"]
-        self._random_cursor = int(state["random_cursor"])
         if episodes_in_flight:
             self.state = state["current_state"]
         for name, net in self.networks.items():
             net.load_state_dict(state["networks"][name])
         self.input_filter.load_state_dict(state["input_filter"])
         self.output_filter.load_state_dict(state["output_filter"])
-        if self.exploration is not None:
-            self.exploration.load_state_dict(state["exploration"])
+        self.policy.load_state_dict(state["policy"])
         for name, value in state["counters"].items():
             setattr(self, name, int(value))

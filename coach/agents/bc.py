@@ -18,7 +18,9 @@ import torch
 import torch.nn.functional as F
 from gymnasium import spaces
 
+from coach.agents.acting import Policy
 from coach.agents.agent import Agent, AgentParameters, AlgorithmParameters
+from coach.core.run_phase import RunPhase
 from coach.core.types import ActionInfo, Batch, Observation
 from coach.errors import CoachError
 from coach.memories.experience_replay import ExperienceReplayParameters
@@ -27,6 +29,7 @@ from coach.networks.heads import (
     CategoricalPolicyHeadParameters,
     DeterministicPolicyHeadParameters,
 )
+from coach.networks.network_wrapper import NetworkWrapper
 from coach.networks.parameters import NetworkParameters
 
 
@@ -56,6 +59,31 @@ def continuous_bc_network() -> NetworkParameters:
     return NetworkParameters(heads=[DeterministicPolicyHeadParameters(name="policy")])
 
 
+class ClonedPolicy(Policy):
+    """Acts as the cloned behaviour would, greedily: the most likely action of a ``logits``
+    head (discrete actions) or the regressed action of a ``policy`` head (a Box).
+
+    Args:
+        network: The cloning network.
+        head: Its head to act on.
+        **kwargs: `Policy`'s arguments.
+    """
+
+    def __init__(self, network: NetworkWrapper, head: str, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.network = network
+        self.head = head
+        self.action_offset = int(getattr(self.action_space, "start", 0))
+
+    def decide(self, state: Observation, phase: RunPhase) -> ActionInfo:
+        with torch.no_grad():
+            out = self.network(self.tensors(state))[self.head]
+        if self.head == "logits":
+            action = out.argmax(dim=1).cpu().numpy() + self.action_offset
+            return ActionInfo(action=action, action_values=out.cpu().numpy())
+        return ActionInfo(action=out.cpu().numpy().astype(self.action_space.dtype))
+
+
 class BCAgent(Agent):
     """Imitates the dataset's actions."""
 
@@ -74,13 +102,10 @@ class BCAgent(Agent):
         self.head = head
         self.action_offset = int(getattr(self.action_space, "start", 0))
 
-    def choose_action(self, state: Observation) -> ActionInfo:
-        with torch.no_grad():
-            out = self.network(self.tensors(state))[self.head]
-        if self.discrete:
-            action = out.argmax(dim=1).cpu().numpy() + self.action_offset
-            return ActionInfo(action=action, action_values=out.cpu().numpy())
-        return ActionInfo(action=out.cpu().numpy().astype(self.action_space.dtype))
+    def make_policy(self) -> Policy:
+        discrete = isinstance(self.action_space, spaces.Discrete)
+        network, head = self.networks["main"], "logits" if discrete else "policy"
+        return ClonedPolicy(network, head, **self.policy_arguments())
 
     def learn_from_batch(self, batch: Batch) -> dict[str, float]:
         states = {k: torch.as_tensor(v, device=self.device) for k, v in batch.states.items()}

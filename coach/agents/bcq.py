@@ -17,8 +17,16 @@ from typing import Any
 import torch
 import torch.nn.functional as F
 
-from coach.agents.ddqn import DDQNAgent, DDQNAgentParameters
-from coach.agents.dqn import BatchDQNAlgorithmParameters
+from coach.agents.acting import Policy, QPolicy
+from coach.agents.ddqn import DDQNAgentParameters
+from coach.agents.q_learning import (
+    BatchDQNAlgorithmParameters,
+    QAgent,
+    double_q_target_values,
+    regression_rows,
+    replay_mean,
+    td_targets,
+)
 from coach.core.types import Batch
 from coach.errors import CoachError
 from coach.networks.heads import CategoricalPolicyHeadParameters
@@ -54,7 +62,7 @@ class DDQNBCQAgentParameters(DDQNAgentParameters):
         return DDQNBCQAgent
 
 
-class DDQNBCQAgent(DDQNAgent):
+class DDQNBCQAgent(QAgent):
     """DDQN restricted to the actions its behaviour model finds likely."""
 
     params: DDQNBCQAgentParameters
@@ -83,49 +91,45 @@ class DDQNBCQAgent(DDQNAgent):
     def acting_values(
         self, q_values: torch.Tensor, states: dict[str, torch.Tensor]
     ) -> torch.Tensor:
+        """The Q-values of the allowed actions; -inf for the others."""
         return q_values.masked_fill(~self.allowed(states), float("-inf"))
 
-    def bootstrap_values(self, next_states: dict[str, torch.Tensor]) -> torch.Tensor:
-        """Q_target(s', a*) for the best allowed a* under the online network."""
-        online = self.action_values(self.q_network(next_states))
-        best = self.acting_values(online, next_states).argmax(dim=1, keepdim=True)
-        target = self.action_values(self.q_network.target_predict(next_states))
-        return target.gather(1, best).squeeze(1)
+    def make_policy(self) -> Policy:
+        return QPolicy(
+            self.networks["main"],
+            self.action_values,
+            constraint=self.acting_values,
+            **self.policy_arguments(),
+        )
 
     def learn_from_batch(self, batch: Batch) -> dict[str, float]:
-        if self.shared:
-            return self._learn_shared(batch)
-        losses = super().learn_from_batch(batch)
-        states = {k: torch.as_tensor(v, device=self.device) for k, v in batch.states.items()}
-        actions = torch.as_tensor(batch.actions, device=self.device).long() - self.action_offset
-        loss, imitation = self._imitation_loss(self.imitation(states)["logits"], actions)
-        self.imitation.train_step(loss)
-        return {**losses, "imitation_loss": imitation}
-
-    def _imitation_loss(
-        self, logits: torch.Tensor, actions: torch.Tensor
-    ) -> tuple[torch.Tensor, float]:
-        """The behaviour model's loss on the logged actions (cross entropy plus the logit
-        penalty), and the cross entropy alone, for the logs."""
-        imitation = F.cross_entropy(logits, actions)
-        penalty = self.params.algorithm.imitation_logit_penalty * logits.pow(2).mean()
-        return imitation + penalty, imitation.item()
-
-    def _learn_shared(self, batch: Batch) -> dict[str, float]:
-        """One step on the TD loss and the imitation loss of the one network."""
-        b = batch.map(lambda a: torch.as_tensor(a, device=self.device))
+        algorithm = self.params.algorithm
+        b = self.sampled(batch)
         actions = (b.actions - self.action_offset).long()
+        discount = b.extras.get("discount", algorithm.discount)
         outputs = self.q_network(b.states)
         q = self.action_values(outputs).gather(1, actions[:, None]).squeeze(1)
-        rows, td_errors, q_taken = self.regression(
-            q, b, b.extras.get("discount", self.params.algorithm.discount)
-        )
-        imitation_loss, imitation = self._imitation_loss(outputs["logits"], actions)
-        td_loss = self.replay_loss(rows, td_errors, b)
-        self.q_network.train_step(td_loss + imitation_loss)
+        with torch.no_grad():
+            # Double Q-learning over the allowed actions: Q_target(s', best allowed a').
+            next_values = double_q_target_values(
+                self.q_network, self.action_values, b.next_states, allowed=self.acting_values
+            )
+            target = td_targets(b.rewards, discount, b.terminated, next_values)
+        rows = regression_rows(q, target, algorithm.loss, algorithm.huber_delta)
+        td_errors = (q - target).detach().abs()
+        td_loss = replay_mean(rows, td_errors, b, self.memory)
+        # The behaviour model: cross entropy on the logged actions, its logits kept small.
+        logits = outputs["logits"] if self.shared else self.imitation(b.states)["logits"]
+        imitation = F.cross_entropy(logits, actions)
+        imitation_loss = imitation + algorithm.imitation_logit_penalty * logits.pow(2).mean()
+        if self.shared:  # one network, one step on both losses
+            self.q_network.train_step(td_loss + imitation_loss)
+        else:
+            self.q_network.train_step(td_loss)
+            self.imitation.train_step(imitation_loss)
         return {
             "q_loss": td_loss.item(),
-            "q_mean": q_taken.mean().item(),
+            "q_mean": q.detach().mean().item(),
             "td_error": td_errors.mean().item(),
-            "imitation_loss": imitation,
+            "imitation_loss": imitation.item(),
         }

@@ -16,8 +16,10 @@ import torch
 import torch.nn.functional as F
 from gymnasium import spaces
 
-from coach.agents.dqn import DQNAgent, DQNAgentParameters, DQNAlgorithmParameters
-from coach.core.types import ActionInfo, Batch, Observation, Transition
+from coach.agents.acting import Policy, QPolicy
+from coach.agents.dqn import DQNAgentParameters, DQNAlgorithmParameters
+from coach.agents.q_learning import QAgent, replay_mean
+from coach.core.types import ActionInfo, Batch, Transition
 from coach.errors import CoachError
 from coach.exploration.ensemble import BootstrappedParameters
 from coach.exploration.exploration_policy import ExplorationParameters
@@ -56,7 +58,7 @@ class BootstrappedDQNAgentParameters(DQNAgentParameters):
         return BootstrappedDQNAgent
 
 
-class BootstrappedDQNAgent(DQNAgent):
+class BootstrappedDQNAgent(QAgent):
     """DQN with K masked Q heads."""
 
     params: BootstrappedDQNAgentParameters
@@ -77,11 +79,14 @@ class BootstrappedDQNAgent(DQNAgent):
         """The ensemble's mean Q-values (B, A)."""
         return outputs["q"].mean(dim=1)
 
-    def choose_action(self, state: Observation) -> ActionInfo:
-        with torch.no_grad():
-            heads = self.q_network(self.tensors(state))["q"].cpu().numpy()  # (B, K, A)
-        action = self.policy.get_action(heads, self.phase)
-        return ActionInfo(action=action, action_values=heads.mean(axis=1))
+    def make_policy(self) -> Policy:
+        # The exploration picks a head (or counts on their spread, UCB): every head's values.
+        return QPolicy(
+            self.networks["main"],
+            lambda outputs: outputs["q"],  # (B, K, A)
+            ensemble=True,
+            **self.policy_arguments(),
+        )
 
     def store(self, step: Transition, info: ActionInfo) -> None:
         if self.memory is None:
@@ -92,20 +97,27 @@ class BootstrappedDQNAgent(DQNAgent):
         step.extras["mask"] = masks
         self.memory.store(step)
 
-    def td_loss(
-        self, b: Batch, actions: torch.Tensor, discount: torch.Tensor | float
-    ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-        algorithm = self.params.algorithm
+    def learn_from_batch(self, batch: Batch) -> dict[str, float]:
+        algorithm = self.algorithm
+        b = self.sampled(batch)
+        actions = (b.actions - self.action_offset).long()
         heads = self.q_network(b.states)["q"]  # (B, K, A)
         index = actions[:, None, None].expand(-1, self.num_heads, 1)
         q = heads.gather(2, index).squeeze(2)  # (B, K)
         with torch.no_grad():
             next_q = self.q_network.target_predict(b.next_states)["q"].max(dim=2).values
             not_terminal = 1.0 - b.terminated.float()
-            target = b.rewards[:, None] + (discount * not_terminal)[:, None] * next_q
+            target = b.rewards[:, None] + (algorithm.discount * not_terminal)[:, None] * next_q
         per_head = F.huber_loss(q, target, delta=algorithm.huber_delta, reduction="none")
-        mask = b.extras["mask"]
         # Each head learns from its own bootstrap sample: the masked mean over heads.
-        rows = (per_head * mask).sum(dim=1) / mask.sum(dim=1).clamp(min=1.0)
-        td = ((q - target).abs() * mask).sum(dim=1) / mask.sum(dim=1).clamp(min=1.0)
-        return rows, td.detach(), q.detach().mean(dim=1)
+        mask = b.extras["mask"]
+        kept = mask.sum(dim=1).clamp(min=1.0)
+        rows = (per_head * mask).sum(dim=1) / kept
+        td_errors = ((q - target).abs() * mask).sum(dim=1).detach() / kept
+        loss = replay_mean(rows, td_errors, b, self.memory)
+        self.q_network.train_step(loss)
+        return {
+            "q_loss": loss.item(),
+            "q_mean": q.detach().mean(dim=1).mean().item(),
+            "td_error": td_errors.mean().item(),
+        }

@@ -13,7 +13,8 @@ from typing import Any
 import torch
 import torch.nn.functional as F
 
-from coach.agents.dqn import DQNAgent, DQNAgentParameters, DQNAlgorithmParameters
+from coach.agents.dqn import DQNAgentParameters
+from coach.agents.q_learning import DQNAlgorithmParameters, QAgent, replay_mean
 from coach.core.types import Batch
 from coach.errors import CoachError
 from coach.networks.heads import CategoricalQHeadParameters
@@ -55,10 +56,8 @@ def project_distribution(
 
 @dataclass(slots=True, kw_only=True)
 class CategoricalDQNAlgorithmParameters(DQNAlgorithmParameters):
-    """C51's algorithm parameters."""
-
-    double_q: bool = False
-    """Pick the bootstrap action with the online network (as Rainbow does)."""
+    """C51's algorithm parameters (``double_q`` picks the bootstrap action with the online
+    network, as Rainbow does)."""
 
 
 @dataclass(slots=True, kw_only=True)
@@ -82,8 +81,8 @@ class CategoricalDQNAgentParameters(DQNAgentParameters):
         return CategoricalDQNAgent
 
 
-class CategoricalDQNAgent(DQNAgent):
-    """C51: Q-values are the means of per-action return distributions."""
+class CategoricalDQNAgent(QAgent):
+    """C51 (and Rainbow): Q-values are the means of per-action return distributions."""
 
     params: CategoricalDQNAgentParameters
 
@@ -97,22 +96,27 @@ class CategoricalDQNAgent(DQNAgent):
     def action_values(self, outputs: dict[str, torch.Tensor]) -> torch.Tensor:
         return (F.softmax(outputs["q"], dim=-1) * self.support).sum(-1)
 
-    def td_loss(
-        self, b: Batch, actions: torch.Tensor, discount: torch.Tensor | float
-    ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    def learn_from_batch(self, batch: Batch) -> dict[str, float]:
+        b = self.sampled(batch)
+        actions = (b.actions - self.action_offset).long()
+        discount = b.extras.get("discount", self.algorithm.discount)  # g^k of n-step rows
         rows = torch.arange(len(actions), device=self.device)
-        logits = self.q_network(b.states)["q"][rows, actions]  # (B, N)
-        log_p = F.log_softmax(logits, dim=-1)
+        log_p = F.log_softmax(self.q_network(b.states)["q"][rows, actions], dim=-1)  # (B, N)
         with torch.no_grad():
             next_outputs = self.q_network.target_predict(b.next_states)
-            if self.params.algorithm.double_q:
-                online = self.action_values(self.q_network(b.next_states))
-                best = online.argmax(dim=1)
+            if self.algorithm.double_q:
+                best = self.action_values(self.q_network(b.next_states)).argmax(dim=1)
             else:
                 best = self.action_values(next_outputs).argmax(dim=1)
             next_p = F.softmax(next_outputs["q"][rows, best], dim=-1)
             discounts = discount * (1.0 - b.terminated.float())
             target = project_distribution(next_p, b.rewards, discounts, self.support)
-        loss = -(target * log_p).sum(-1)
+        cross_entropy = -(target * log_p).sum(-1)  # per row; its value is the priority too
+        loss = replay_mean(cross_entropy, cross_entropy.detach(), b, self.memory)
+        self.q_network.train_step(loss)
         q = (log_p.detach().exp() * self.support).sum(-1)
-        return loss, loss.detach(), q
+        return {
+            "q_loss": loss.item(),
+            "q_mean": q.mean().item(),
+            "td_error": cross_entropy.detach().mean().item(),
+        }

@@ -17,14 +17,22 @@ from dataclasses import dataclass, field
 
 import torch
 
-from coach.agents.ddqn import DDQNAgent, DDQNAgentParameters
-from coach.agents.dqn import BatchDQNAlgorithmParameters
+from coach.agents.ddqn import DDQNAgentParameters
+from coach.agents.q_learning import (
+    BatchDQNAlgorithmParameters,
+    QAgent,
+    double_q_target_values,
+    greedy_target_values,
+    regression_rows,
+    replay_mean,
+    td_targets,
+)
 from coach.core.types import Batch
 
 
 @dataclass(slots=True, kw_only=True)
 class CQLAlgorithmParameters(BatchDQNAlgorithmParameters):
-    """DDQN's parameters and the conservative penalty."""
+    """Double Q-learning's batch parameters and the conservative penalty."""
 
     alpha: float = 1.0
     """Weight of the conservative term."""
@@ -41,16 +49,29 @@ class CQLAgentParameters(DDQNAgentParameters):
         return CQLAgent
 
 
-class CQLAgent(DDQNAgent):
-    """DDQN whose loss keeps the values of actions outside the data low."""
+class CQLAgent(QAgent):
+    """Double Q-learning whose loss keeps the values of actions outside the data low."""
 
     params: CQLAgentParameters
 
-    def td_loss(
-        self, b: Batch, actions: torch.Tensor, discount: torch.Tensor | float
-    ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    def learn_from_batch(self, batch: Batch) -> dict[str, float]:
+        algorithm = self.params.algorithm
+        b = self.sampled(batch)
+        actions = (b.actions - self.action_offset).long()
         all_q = self.action_values(self.q_network(b.states))
         q = all_q.gather(1, actions[:, None]).squeeze(1)
-        rows, errors, detached = self.regression(q, b, discount)
+        with torch.no_grad():
+            bootstrap = double_q_target_values if algorithm.double_q else greedy_target_values
+            next_values = bootstrap(self.q_network, self.action_values, b.next_states)
+            target = td_targets(b.rewards, algorithm.discount, b.terminated, next_values)
         conservative = torch.logsumexp(all_q, dim=1) - q
-        return rows + self.params.algorithm.alpha * conservative, errors, detached
+        rows = regression_rows(q, target, algorithm.loss, algorithm.huber_delta)
+        rows = rows + algorithm.alpha * conservative
+        td_errors = (q - target).detach().abs()
+        loss = replay_mean(rows, td_errors, b, self.memory)
+        self.q_network.train_step(loss)
+        return {
+            "q_loss": loss.item(),
+            "q_mean": q.detach().mean().item(),
+            "td_error": td_errors.mean().item(),
+        }

@@ -22,6 +22,7 @@ import torch
 import torch.nn.functional as F
 from gymnasium import spaces
 
+from coach.agents.acting import Policy
 from coach.agents.agent import Agent, AgentParameters, AlgorithmParameters
 from coach.core.run_phase import RunPhase
 from coach.core.types import ActionInfo, Batch, Observation
@@ -111,6 +112,33 @@ class DDPGAgentParameters(AgentParameters):
         return DDPGAgent
 
 
+class DeterministicPolicy(Policy):
+    """Acts with a deterministic actor's actions, with the exploration's noise in training
+    (none while the level above tests a subgoal).
+
+    Args:
+        actor: The actor network (a ``policy`` head).
+        **kwargs: `Policy`'s arguments.
+    """
+
+    def __init__(self, actor: NetworkWrapper, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.actor = actor
+
+    def actions(self, state: Observation) -> np.ndarray:
+        """The actor's actions for a batch of states, before exploration."""
+        with torch.no_grad():
+            return self.actor(self.tensors(state))["policy"].cpu().numpy()
+
+    def decide(self, state: Observation, phase: RunPhase) -> ActionInfo:
+        actions = self.actions(state)
+        if self.exploration is not None:
+            actions = self.exploration.get_action(
+                actions, phase if self.explore else RunPhase.EVALUATE
+            )
+        return ActionInfo(action=actions.astype(self.action_space.dtype, copy=False))
+
+
 def with_action(states: dict[str, torch.Tensor], actions: torch.Tensor) -> dict[str, torch.Tensor]:
     """A critic's inputs: the states and the actions (under ``"action"``)."""
     return {**states, "action": actions}
@@ -147,17 +175,8 @@ class DDPGAgent(Agent):
 
     # -- acting -----------------------------------------------------------------------------
 
-    def policy_actions(self, state: Observation) -> np.ndarray:
-        """The actor's actions for a batch of states, before exploration."""
-        with torch.no_grad():
-            return self.actor(self.tensors(state))["policy"].cpu().numpy()
-
-    def choose_action(self, state: Observation) -> ActionInfo:
-        actions = self.policy_actions(state)
-        if self.exploration is not None:
-            phase = self.phase if self.explore else RunPhase.EVALUATE
-            actions = self.exploration.get_action(actions, phase)
-        return ActionInfo(action=actions.astype(self.action_space.dtype, copy=False))
+    def make_policy(self) -> Policy:
+        return DeterministicPolicy(self.networks["actor"], **self.policy_arguments())
 
     # -- learning ---------------------------------------------------------------------------
 

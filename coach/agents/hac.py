@@ -26,7 +26,13 @@ from typing import Any
 import numpy as np
 import torch
 
-from coach.agents.ddpg import DDPGAgent, DDPGAgentParameters, DDPGAlgorithmParameters
+from coach.agents.acting import Policy
+from coach.agents.ddpg import (
+    DDPGAgent,
+    DDPGAgentParameters,
+    DDPGAlgorithmParameters,
+    DeterministicPolicy,
+)
 from coach.core.goals import GoalReward
 from coach.core.run_phase import RunPhase
 from coach.core.types import ActionInfo, Observation, Transition
@@ -34,6 +40,7 @@ from coach.errors import CoachError
 from coach.memories.hierarchical_hindsight import HierarchicalHindsightExperienceReplay
 from coach.memories.hindsight import EpisodicHindsightExperienceReplayParameters
 from coach.memories.memory import MemoryParameters, TakesSubgoalPenalties
+from coach.networks.network_wrapper import NetworkWrapper
 
 
 @dataclass(slots=True, kw_only=True)
@@ -64,6 +71,36 @@ class HACAgentParameters(DDPGAgentParameters):
 
     def agent_class(self) -> type[HACAgent]:
         return HACAgent
+
+
+class SubgoalTestingPolicy(DeterministicPolicy):
+    """DDPG's acting, and in training a subgoal test now and then (Levy et al., 2019): the
+    level below then acts without exploration, so a subgoal it misses is one the policy
+    could not reach, and this level stores the miss's penalty.
+
+    Args:
+        actor: The actor network.
+        testing_rate: The chance that an action's subgoal is tested.
+        **kwargs: `Policy`'s arguments.
+    """
+
+    def __init__(self, actor: NetworkWrapper, testing_rate: float, **kwargs: Any) -> None:
+        super().__init__(actor, **kwargs)
+        self.testing_rate = testing_rate
+        self.sets_goals = False
+        """Whether the level's actions are subgoals (`HACAgent.join_hierarchy`)."""
+
+    def decide(self, state: Observation, phase: RunPhase) -> ActionInfo:
+        info = super().decide(state, phase)
+        testing = (
+            self.sets_goals
+            and phase is RunPhase.TRAIN
+            and self.explore
+            and bool(self.rng.random() < self.testing_rate)
+        )
+        if testing:
+            info.extras["subgoal_test"] = np.ones(self.num_envs, dtype=bool)
+        return info
 
 
 class HACAgent(DDPGAgent):
@@ -100,23 +137,16 @@ class HACAgent(DDPGAgent):
                 f"HierarchicalHindsightExperienceReplayParameters"
             )
         self.sets_goals = sets_goals
+        assert isinstance(self.policy, SubgoalTestingPolicy)
+        self.policy.sets_goals = sets_goals
         self.value_floor = -float(horizon) if horizon else None
         self.subgoal_penalty = -float(horizon or horizon_below or 1)
 
     # -- acting -----------------------------------------------------------------------------
 
-    def choose_action(self, state: Observation) -> ActionInfo:
-        info = super().choose_action(state)
+    def make_policy(self) -> Policy:
         rate = self.params.algorithm.subgoal_testing_rate
-        testing = (
-            self.sets_goals
-            and self.phase is RunPhase.TRAIN
-            and self.explore
-            and bool(self.rng.random() < rate)
-        )
-        if testing:
-            info.extras["subgoal_test"] = np.ones(self.num_envs, dtype=bool)
-        return info
+        return SubgoalTestingPolicy(self.networks["actor"], rate, **self.policy_arguments())
 
     # -- storing ----------------------------------------------------------------------------
 

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from coach.agents.ddqn import DDQNAgent
-from coach.agents.dqn import DQNAgentParameters, DQNAlgorithmParameters
+from coach.agents.dqn import DQNAgent, DQNAgentParameters, DQNAlgorithmParameters
+from coach.agents.q_learning import QAgent
 
 
 @dataclass(slots=True, kw_only=True)
@@ -20,6 +20,8 @@ class NStepQAlgorithmParameters(DQNAlgorithmParameters):
 
     n_step: int = 3
     """Rewards summed before bootstrapping."""
+    double_q: bool = True
+    """Bootstrap with double Q-learning."""
 
 
 @dataclass(slots=True, kw_only=True)
@@ -29,9 +31,5 @@ class NStepQAgentParameters(DQNAgentParameters):
     algorithm: NStepQAlgorithmParameters = field(default_factory=NStepQAlgorithmParameters)
     """The algorithm's parameters."""
 
-    def agent_class(self) -> type[NStepQAgent]:
-        return NStepQAgent
-
-
-class NStepQAgent(DDQNAgent):
-    """Double DQN on n-step returns."""
+    def agent_class(self) -> type[QAgent]:
+        return DQNAgent

@@ -9,6 +9,7 @@ have their own (``actor`` and ``critic``).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -16,13 +17,14 @@ import numpy as np
 import torch
 from gymnasium import spaces
 
+from coach.agents.acting import Policy
 from coach.agents.agent import Agent, AgentParameters, AlgorithmParameters
 from coach.core.run_phase import RunPhase
 from coach.core.types import ActionInfo, Batch, EnvResponse, Observation, Transition
 from coach.errors import CoachError
 from coach.memories.memory import MemoryParameters
 from coach.memories.rollout import Rollout, RolloutParameters
-from coach.networks.distributions import CategoricalPolicy, GaussianPolicy
+from coach.networks.distributions import CategoricalDistribution, GaussianDistribution
 from coach.networks.heads import (
     CategoricalPolicyHeadParameters,
     HeadParameters,
@@ -84,6 +86,10 @@ def default_networks() -> dict[str, NetworkParameters]:
     }
 
 
+Distribution = CategoricalDistribution | GaussianDistribution
+"""What an on-policy actor gives for a batch of states."""
+
+
 @dataclass(slots=True, kw_only=True)
 class OnPolicyAgentParameters(AgentParameters):
     """An on-policy agent's parameters."""
@@ -94,6 +100,53 @@ class OnPolicyAgentParameters(AgentParameters):
     """The rollout block (``rollout_length`` steps per env copy)."""
     network_wrappers: dict[str, NetworkParameters] = field(default_factory=default_networks)
     """``main`` with policy and ``v`` heads, or ``actor`` (policy) and ``critic`` (``v``)."""
+
+
+class StochasticPolicy(Policy):
+    """Acts by sampling the actor's distribution (its mode in evaluation), and keeps with
+    each step what on-policy learning needs of it: the action's log-probability and the
+    critic's value (`ActionInfo.memory_extras`), and for a squashed Gaussian the sample
+    before the squash.
+
+    Args:
+        distribution: The actor's distribution for a batch of states.
+        value: The critic's value for a batch of states, (B,).
+        **kwargs: `Policy`'s arguments.
+    """
+
+    def __init__(
+        self,
+        distribution: Callable[[dict[str, torch.Tensor]], Distribution],
+        value: Callable[[dict[str, torch.Tensor]], torch.Tensor],
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(**kwargs)
+        self.distribution = distribution
+        self.value = value
+
+    def decide(self, state: Observation, phase: RunPhase) -> ActionInfo:
+        with torch.no_grad():
+            tensors = self.tensors(state)
+            dist = self.distribution(tensors)
+            if phase is RunPhase.EVALUATE:
+                return ActionInfo(action=dist.mode().cpu().numpy())
+            stored: dict[str, np.ndarray] = {}
+            if isinstance(dist, GaussianDistribution):
+                action, raw = dist.sample(self.torch_generator)
+                log_prob = dist.log_prob(raw)
+                stored["raw_action"] = raw.cpu().numpy()
+            else:
+                action = dist.sample(self.torch_generator)
+                log_prob = dist.log_prob(action)
+            value = self.value(tensors)
+        stored["log_prob"] = log_prob.cpu().numpy().astype(np.float32)
+        stored["value"] = value.cpu().numpy().astype(np.float32)
+        info = ActionInfo(
+            action=action.cpu().numpy(), log_prob=stored["log_prob"], memory_extras=stored
+        )
+        if self.log_behaviour and isinstance(dist, CategoricalDistribution):  # being recorded
+            info.extras["action_probabilities"] = dist.log_probs.exp().cpu().numpy()
+        return info
 
 
 class OnPolicyAgent(Agent):
@@ -119,8 +172,9 @@ class OnPolicyAgent(Agent):
         self.rollout: Rollout = self.memory
         self.continuous = isinstance(self.action_space, spaces.Box)
         if isinstance(self.action_space, spaces.Box):
-            self.low = torch.as_tensor(self.action_space.low, dtype=torch.float32)
-            self.high = torch.as_tensor(self.action_space.high, dtype=torch.float32)
+            space = self.action_space
+            self.low = torch.as_tensor(space.low, dtype=torch.float32, device=self.device)
+            self.high = torch.as_tensor(space.high, dtype=torch.float32, device=self.device)
 
     def memory_extras(self) -> dict[str, spaces.Space]:
         extras: dict[str, spaces.Space] = {
@@ -133,39 +187,18 @@ class OnPolicyAgent(Agent):
 
     # -- the policy -------------------------------------------------------------------------
 
-    def distribution(self, states: dict[str, torch.Tensor]) -> CategoricalPolicy | GaussianPolicy:
+    def distribution(self, states: dict[str, torch.Tensor]) -> Distribution:
         out = self.actor(states)["policy"]
         if not self.continuous:
-            return CategoricalPolicy(out)
+            return CategoricalDistribution(out)
         squash = self.params.algorithm.squash_actions
-        return GaussianPolicy(out[:, 0], out[:, 1], self.low, self.high, squash=squash)
+        return GaussianDistribution(out[:, 0], out[:, 1], self.low, self.high, squash=squash)
 
     def values(self, states: dict[str, torch.Tensor]) -> torch.Tensor:
         return self.critic(states)["v"]
 
-    def choose_action(self, state: Observation) -> ActionInfo:
-        with torch.no_grad():
-            tensors = self.tensors(state)
-            dist = self.distribution(tensors)
-            if self.phase is RunPhase.EVALUATE:
-                return ActionInfo(action=dist.mode().cpu().numpy())
-            stored: dict[str, np.ndarray] = {}
-            if isinstance(dist, GaussianPolicy):
-                action, raw = dist.sample(self.torch_generator)
-                log_prob = dist.log_prob(raw)
-                stored["raw_action"] = raw.cpu().numpy()
-            else:
-                action = dist.sample(self.torch_generator)
-                log_prob = dist.log_prob(action)
-            value = self.values(tensors)
-        stored["log_prob"] = log_prob.cpu().numpy().astype(np.float32)
-        stored["value"] = value.cpu().numpy().astype(np.float32)
-        info = ActionInfo(
-            action=action.cpu().numpy(), log_prob=stored["log_prob"], memory_extras=stored
-        )
-        if self.log_behaviour and isinstance(dist, CategoricalPolicy):  # a dataset records it
-            info.extras["action_probabilities"] = dist.log_probs.exp().cpu().numpy()
-        return info
+    def make_policy(self) -> Policy:
+        return StochasticPolicy(self.distribution, self.values, **self.policy_arguments())
 
     # -- collecting -------------------------------------------------------------------------
 
@@ -210,7 +243,7 @@ class OnPolicyAgent(Agent):
             truncated = np.flatnonzero(c["truncated"].reshape(-1))
             if len(truncated):
                 t, b = np.divmod(truncated, self.rollout.num_envs)
-                nxt = {k: torch.as_tensor(v[t, b]) for k, v in c["next_states"].items()}
+                nxt = self.tensors({k: v[t, b] for k, v in c["next_states"].items()})
                 final[t, b] = self.values(nxt).cpu().numpy()
         self.rollout.compute_advantages(
             c["extras"]["value"].astype(np.float64), last.astype(np.float64), final,

@@ -12,7 +12,8 @@ from typing import Any
 
 import torch
 
-from coach.agents.dqn import DQNAgent, DQNAgentParameters, DQNAlgorithmParameters
+from coach.agents.dqn import DQNAgentParameters, DQNAlgorithmParameters
+from coach.agents.q_learning import QAgent, replay_mean
 from coach.core.types import Batch
 from coach.errors import CoachError
 from coach.networks.heads import QuantileQHeadParameters
@@ -66,7 +67,7 @@ class QRDQNAgentParameters(DQNAgentParameters):
         return QRDQNAgent
 
 
-class QRDQNAgent(DQNAgent):
+class QRDQNAgent(QAgent):
     """QR-DQN: Q-values are the means of per-action quantiles."""
 
     params: QRDQNAgentParameters
@@ -82,9 +83,10 @@ class QRDQNAgent(DQNAgent):
     def action_values(self, outputs: dict[str, torch.Tensor]) -> torch.Tensor:
         return outputs["q"].mean(-1)
 
-    def td_loss(
-        self, b: Batch, actions: torch.Tensor, discount: torch.Tensor | float
-    ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    def learn_from_batch(self, batch: Batch) -> dict[str, float]:
+        b = self.sampled(batch)
+        actions = (b.actions - self.action_offset).long()
+        discount = b.extras.get("discount", self.algorithm.discount)  # g^k of n-step rows
         rows = torch.arange(len(actions), device=self.device)
         quantiles = self.q_network(b.states)["q"][rows, actions]  # (B, N)
         with torch.no_grad():
@@ -92,5 +94,11 @@ class QRDQNAgent(DQNAgent):
             best = next_q.mean(-1).argmax(dim=1)
             discounts = discount * (1.0 - b.terminated.float())
             targets = b.rewards[:, None] + discounts[:, None] * next_q[rows, best]
-        loss = quantile_huber_loss(quantiles, targets, self.taus, self.params.algorithm.huber_delta)
-        return loss, loss.detach(), quantiles.detach().mean(-1)
+        per_row = quantile_huber_loss(quantiles, targets, self.taus, self.algorithm.huber_delta)
+        loss = replay_mean(per_row, per_row.detach(), b, self.memory)
+        self.q_network.train_step(loss)
+        return {
+            "q_loss": loss.item(),
+            "q_mean": quantiles.detach().mean(-1).mean().item(),
+            "td_error": per_row.detach().mean().item(),
+        }

@@ -55,9 +55,5 @@ class RainbowAgentParameters(CategoricalDQNAgentParameters):
     )
     """A dueling, noisy categorical Q network (``main``)."""
 
-    def agent_class(self) -> type[RainbowAgent]:
-        return RainbowAgent
-
-
-class RainbowAgent(CategoricalDQNAgent):
-    """C51 with every improvement switched on by its parameters."""
+    def agent_class(self) -> type[CategoricalDQNAgent]:
+        return CategoricalDQNAgent

@@ -12,12 +12,14 @@ from __future__ import annotations
 
 import copy
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 import torch
 
+from coach.agents.acting import Policy
 from coach.agents.agent import AgentParameters
 from coach.agents.ddpg import (
     DDPGAgent,
@@ -32,7 +34,7 @@ from coach.errors import CoachError
 from coach.exploration.exploration_policy import ExplorationParameters
 from coach.memories.experience_replay import ExperienceReplayParameters
 from coach.memories.memory import MemoryParameters
-from coach.networks.distributions import GaussianPolicy
+from coach.networks.distributions import GaussianDistribution
 from coach.networks.heads import GaussianPolicyHeadParameters
 from coach.networks.parameters import NetworkParameters
 
@@ -77,6 +79,33 @@ class SACAgentParameters(AgentParameters):
         return SACAgent
 
 
+class SamplingPolicy(Policy):
+    """Acts by sampling the actor's squashed Gaussian in training, with its mode in
+    evaluation (and while the level above tests a subgoal): the policy explores by itself.
+
+    Args:
+        distribution: The actor's distribution for a batch of states.
+        **kwargs: `Policy`'s arguments.
+    """
+
+    def __init__(
+        self,
+        distribution: Callable[[dict[str, torch.Tensor]], GaussianDistribution],
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(**kwargs)
+        self.distribution = distribution
+
+    def decide(self, state: Observation, phase: RunPhase) -> ActionInfo:
+        with torch.no_grad():
+            distribution = self.distribution(self.tensors(state))
+            if phase is RunPhase.EVALUATE or not self.explore:
+                actions = distribution.mode()
+            else:
+                actions, _ = distribution.sample(self.torch_generator)
+        return ActionInfo(action=actions.cpu().numpy().astype(self.action_space.dtype))
+
+
 class SACAgent(DDPGAgent):
     """SAC: maximum-entropy actor-critic with twin critics and a learned temperature."""
 
@@ -108,27 +137,21 @@ class SACAgent(DDPGAgent):
     def alpha(self) -> float:
         return float(self.log_alpha.detach().exp())
 
-    def policy(self, states: dict[str, torch.Tensor]) -> GaussianPolicy:
+    def distribution(self, states: dict[str, torch.Tensor]) -> GaussianDistribution:
         """The actor's squashed Gaussian for a batch of states."""
         out = self.actor(states)["policy"]
-        return GaussianPolicy(out[:, 0], out[:, 1], self.low, self.high, squash=True)
+        return GaussianDistribution(out[:, 0], out[:, 1], self.low, self.high, squash=True)
 
     # -- acting -----------------------------------------------------------------------------
 
-    def choose_action(self, state: Observation) -> ActionInfo:
-        with torch.no_grad():
-            policy = self.policy(self.tensors(state))
-            if self.phase is RunPhase.EVALUATE or not self.explore:
-                actions = policy.mode()
-            else:
-                actions, _ = policy.sample(self.torch_generator)
-        return ActionInfo(action=actions.cpu().numpy().astype(self.action_space.dtype))
+    def make_policy(self) -> Policy:
+        return SamplingPolicy(self.distribution, **self.policy_arguments())
 
     # -- learning ---------------------------------------------------------------------------
 
     def bootstrap_values(self, next_states: dict[str, torch.Tensor]) -> torch.Tensor:
         """The soft value of the next states: ``min Q'(s', a') - alpha log pi(a'|s')``."""
-        policy = self.policy(next_states)
+        policy = self.distribution(next_states)
         actions, u = policy.sample(self.torch_generator)
         inputs = with_action(next_states, actions)
         q = torch.minimum(*(critic.target_predict(inputs)["q"] for critic in self.critics))
@@ -140,7 +163,7 @@ class SACAgent(DDPGAgent):
         for critic in self.critics:
             critic.online.requires_grad_(False)
         try:
-            policy = self.policy(states)
+            policy = self.distribution(states)
             actions, u = policy.sample(self.torch_generator)  # mean + std * noise: a gradient
             log_prob = policy.log_prob(u)
             inputs = with_action(states, actions)

@@ -3,7 +3,7 @@
 The recorder observes the bottom level manager (`LevelManager.observers`): it sees every
 step of every copy, the action record the agent acted with (the action the environment was
 given, and the agent's behaviour: the probability of every action for discrete agents, the
-log density of the action otherwise, as `Agent.log_behaviour` makes the agent give it) and
+log density of the action otherwise, as `Policy.log_behaviour` makes the agent give it) and
 the environment's response. The environment never knows it is recorded. The behaviour is the
 agent's own: with an output filter (a discrete map, a box rescaling) it is of the action
 before the filter, while the action recorded is the environment's. It keeps whole episodes
@@ -91,7 +91,7 @@ class EpisodeRecorder:
         self.episodes: list[Episode] = []
         self.dataset = dataset
         self._open: list[_OpenEpisode | None] = [None] * environment.num_envs
-        level.agent.log_behaviour = True
+        level.agent.policy.log_behaviour = True
         level.observers.append(self)
 
     @property

@@ -1,6 +1,6 @@
 """Networks: embedders keyed by observation name, middlewares, heads, online/target copies."""
 
-from coach.networks.distributions import CategoricalPolicy, GaussianPolicy
+from coach.networks.distributions import CategoricalDistribution, GaussianDistribution
 from coach.networks.heads import (
     BootstrappedQHeadParameters,
     CategoricalPolicyHeadParameters,
@@ -23,11 +23,11 @@ from coach.networks.parameters import (
 
 __all__ = [
     "BootstrappedQHeadParameters",
-    "CategoricalPolicy",
+    "CategoricalDistribution",
     "CategoricalPolicyHeadParameters",
     "CategoricalQHeadParameters",
     "DeterministicPolicyHeadParameters",
-    "GaussianPolicy",
+    "GaussianDistribution",
     "GaussianPolicyHeadParameters",
     "HeadParameters",
     "InputEmbedderParameters",

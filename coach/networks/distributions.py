@@ -1,7 +1,7 @@
 """Action distributions of policy heads, for the policy-optimization family.
 
-- `CategoricalPolicy`: discrete actions from logits.
-- `GaussianPolicy`: a diagonal Gaussian over continuous actions, either squashed into the
+- `CategoricalDistribution`: discrete actions from logits.
+- `GaussianDistribution`: a diagonal Gaussian over continuous actions, either squashed into the
   action bounds with tanh (its log-probability corrected for the change of variables, as in
   Haarnoja et al., 2018) or clipped into them (the log-probability is the unclipped sample's,
   as PPO implementations do).
@@ -18,7 +18,7 @@ import torch
 LOG_2PI = math.log(2 * math.pi)
 
 
-class CategoricalPolicy:
+class CategoricalDistribution:
     """A categorical distribution per row from logits (B, A)."""
 
     def __init__(self, logits: torch.Tensor) -> None:
@@ -37,7 +37,7 @@ class CategoricalPolicy:
         return -(self.log_probs.exp() * self.log_probs).sum(-1)
 
 
-class GaussianPolicy:
+class GaussianDistribution:
     """A diagonal Gaussian per row, mapped into ``[low, high]`` by tanh or by clipping.
 
     Args:

@@ -51,7 +51,8 @@ class NoisyLinear(nn.Module):
 
     @staticmethod
     def _scaled(size: int, generator: torch.Generator | None) -> torch.Tensor:
-        x = torch.randn(size, generator=generator)
+        device = generator.device if generator is not None else None
+        x = torch.randn(size, generator=generator, device=device)
         return x.sign() * x.abs().sqrt()
 
     def reset_noise(self, generator: torch.Generator | None = None) -> None:

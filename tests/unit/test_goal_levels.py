@@ -6,12 +6,14 @@ from __future__ import annotations
 import numpy as np
 from gymnasium import spaces
 
+from coach.agents.acting import Policy
 from coach.agents.agent import Agent, AgentParameters
 from coach.core.goals import GoalReward
 from coach.core.run_phase import RunPhase
 from coach.core.types import ActionInfo, EnvResponse, Observation
 from coach.environments.environment import Environment
 from coach.level_manager import LevelGoals, LevelManager
+from tests.toys import ScriptedPolicy
 
 GOALS = spaces.Box(-1e6, 1e6, (1,), np.float32)
 
@@ -67,7 +69,10 @@ class Scripted(Agent):
         super().set_goal(goal)
         self.goals.append(np.asarray(goal).copy())
 
-    def choose_action(self, state: Observation) -> ActionInfo:
+    def make_policy(self) -> Policy:
+        return ScriptedPolicy(self.choose, **self.policy_arguments())
+
+    def choose(self, state: Observation) -> ActionInfo:
         if self.offset is None:
             return ActionInfo(np.zeros(1, dtype=np.int64))
         return ActionInfo((state["observation"] + self.offset).astype(np.float32))

@@ -27,7 +27,7 @@ from coach.filters.pipeline import OutputFilter
 from coach.graph_managers.basic_rl import BasicRLGraphManager
 from coach.graph_managers.graph_manager import GraphManager
 from coach.graph_managers.parameters import RunContext, ScheduleParameters
-from coach.networks.distributions import GaussianPolicy
+from coach.networks.distributions import GaussianDistribution
 from coach.networks.heads import GaussianPolicyHeadParameters
 
 OBSERVATIONS = spaces.Dict({"observation": spaces.Box(-1.0, 1.0, (3,), np.float32)})
@@ -133,7 +133,7 @@ def test_ddpg_explores_in_training_and_not_in_evaluation() -> None:
     agent = _agent(DDPGAgentParameters())
     state = {"observation": np.zeros((1, 3), np.float32)}
     agent.state = state
-    greedy = agent.policy_actions(state)
+    greedy = agent.policy.actions(state)
     assert not np.allclose(agent.act().action, greedy)
     agent.phase = RunPhase.EVALUATE
     np.testing.assert_allclose(agent.act().action, greedy, rtol=1e-6)
@@ -219,7 +219,7 @@ def _squashed_cdf(a: float, mean: float, std: float, low: float, high: float) ->
 def test_sac_squashed_log_probability_against_a_numerical_density(low: float, high: float) -> None:
     mean = torch.tensor([[0.3, -1.2]], dtype=torch.float64)
     log_std = torch.tensor([[-0.5, 0.4]], dtype=torch.float64)
-    policy = GaussianPolicy(
+    policy = GaussianDistribution(
         mean, log_std, torch.full((2,), low, dtype=torch.float64),
         torch.full((2,), high, dtype=torch.float64), squash=True,
     )  # fmt: skip

@@ -101,7 +101,7 @@ def test_subgoal_tests_turn_exploration_off_below_and_penalize_misses(tmp_path: 
     act = bottom_level.agent.act
 
     def recording_act():  # type: ignore[no-untyped-def]
-        explored.append(bottom_level.agent.explore)
+        explored.append(bottom_level.agent.policy.explore)
         return act()
 
     bottom_level.agent.act = recording_act  # type: ignore[method-assign]

@@ -9,9 +9,10 @@ from gymnasium import spaces
 
 from coach.agents.bootstrapped_dqn import BootstrappedDQNAgent, BootstrappedDQNAgentParameters
 from coach.agents.categorical_dqn import CategoricalDQNAgentParameters
-from coach.agents.ddqn import DDQNAgent, DDQNAgentParameters
+from coach.agents.ddqn import DDQNAgentParameters
 from coach.agents.dqn import DQNAgent, DQNAgentParameters
 from coach.agents.n_step_q import NStepQAgentParameters
+from coach.agents.q_learning import double_q_target_values, greedy_target_values
 from coach.agents.qr_dqn import QRDQNAgentParameters
 from coach.agents.rainbow import RainbowAgentParameters
 from coach.core.run_phase import RunPhase
@@ -78,16 +79,17 @@ def test_same_seed_same_numbers(params_class: type) -> None:
 
 def test_double_q_values_the_online_choice_with_the_target() -> None:
     agent = build(DDQNAgentParameters, 0)
-    assert isinstance(agent, DDQNAgent)
+    assert isinstance(agent, DQNAgent) and agent.algorithm.double_q
     with torch.no_grad():  # make the online net prefer action 1 and the target value action 0
         online, target = agent.q_network.online.heads[0], agent.q_network.target.heads[0]  # type: ignore[union-attr]
         online.weight.zero_(), online.bias.copy_(torch.tensor([0.0, 1.0]))
         target.weight.zero_(), target.bias.copy_(torch.tensor([5.0, 2.0]))
     states = {"observation": torch.zeros(3, 4)}
-    torch.testing.assert_close(agent.bootstrap_values(states), torch.full((3,), 2.0))
-    plain = build(DQNAgentParameters, 0)
-    plain.q_network.target.load_state_dict(agent.q_network.target.state_dict())  # type: ignore[union-attr]
-    torch.testing.assert_close(plain.bootstrap_values(states), torch.full((3,), 5.0))
+    values = agent.action_values
+    double = double_q_target_values(agent.q_network, values, states)
+    torch.testing.assert_close(double, torch.full((3,), 2.0))
+    greedy = greedy_target_values(agent.q_network, values, states)
+    torch.testing.assert_close(greedy, torch.full((3,), 5.0))
 
 
 def test_bootstrap_masks_decide_which_heads_learn() -> None:

@@ -1,4 +1,4 @@
-"""Policy distributions against torch.distributions; policy heads' output shapes."""
+"""Policy distributions against torch.distributions; dist heads' output shapes."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ from torch.distributions import (
 from torch.distributions.transforms import AffineTransform
 
 from coach.errors import CoachError
-from coach.networks.distributions import CategoricalPolicy, GaussianPolicy
+from coach.networks.distributions import CategoricalDistribution, GaussianDistribution
 from coach.networks.heads import (
     CategoricalPolicyHeadParameters,
     GaussianPolicyHeadParameters,
@@ -29,7 +29,7 @@ GEN = torch.Generator().manual_seed(0)
 def test_categorical_matches_torch() -> None:
     logits = torch.randn(5, 4, generator=GEN)
     actions = torch.tensor([0, 3, 1, 2, 3])
-    ours, reference = CategoricalPolicy(logits), Categorical(logits=logits)
+    ours, reference = CategoricalDistribution(logits), Categorical(logits=logits)
     torch.testing.assert_close(ours.log_prob(actions), reference.log_prob(actions))
     torch.testing.assert_close(ours.entropy(), reference.entropy())
     torch.testing.assert_close(ours.mode(), logits.argmax(-1))
@@ -43,7 +43,7 @@ def test_clipped_gaussian_matches_torch_normal(state_dependent: bool) -> None:
     mean = torch.randn(6, 3, generator=GEN)
     log_std = torch.randn(6, 3, generator=GEN) * 0.3 if state_dependent else torch.zeros(3) - 0.5
     low, high = -torch.ones(3), torch.ones(3)
-    ours = GaussianPolicy(mean, log_std, low, high, squash=False)
+    ours = GaussianDistribution(mean, log_std, low, high, squash=False)
     reference = Independent(Normal(mean, log_std.exp().expand_as(mean)), 1)
     actions, u = ours.sample(torch.Generator().manual_seed(1))
     torch.testing.assert_close(ours.log_prob(u), reference.log_prob(u))
@@ -56,7 +56,7 @@ def test_squashed_gaussian_matches_a_tanh_transformed_normal() -> None:
     mean = torch.randn(8, 2, generator=GEN) * 2
     log_std = torch.randn(8, 2, generator=GEN) * 0.2
     low, high = torch.tensor([-2.0, 0.0]), torch.tensor([2.0, 1.0])
-    ours = GaussianPolicy(mean, log_std, low, high, squash=True)
+    ours = GaussianDistribution(mean, log_std, low, high, squash=True)
     scale, centre = (high - low) / 2, (high + low) / 2
     reference = TransformedDistribution(
         Independent(Normal(mean, log_std.exp()), 1),
@@ -69,8 +69,8 @@ def test_squashed_gaussian_matches_a_tanh_transformed_normal() -> None:
 
 
 def test_squashed_log_prob_stays_finite_where_tanh_saturates() -> None:
-    policy = GaussianPolicy(torch.zeros(1, 1), torch.zeros(1, 1), -torch.ones(1), torch.ones(1))
-    assert torch.isfinite(policy.log_prob(torch.tensor([[30.0]]))).all()
+    dist = GaussianDistribution(torch.zeros(1, 1), torch.zeros(1, 1), -torch.ones(1), torch.ones(1))
+    assert torch.isfinite(dist.log_prob(torch.tensor([[30.0]]))).all()
 
 
 def test_policy_and_value_heads() -> None:

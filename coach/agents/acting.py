@@ -1,0 +1,167 @@
+"""An agent's acting side: its policy, from (filtered) states to actions.
+
+A `Policy` holds what acting needs and nothing of learning: the networks it reads (online
+weights only), the exploration, the per-copy acting state (none yet for feed-forward
+policies; a recurrent hidden state later), and whether it logs its behaviour for a dataset
+being recorded. Agents compose one (`Agent.policy`) with their learning code; rollout
+workers, evaluation and dataset recording drive the policy alone, through `Policy.act`.
+
+Heatup acts uniformly at random for every policy, in blocks drawn at once (one draw per
+step would cost more than the step of a cheap environment).
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+import torch
+from gymnasium import spaces
+
+from coach.core.run_phase import RunPhase
+from coach.core.types import ActionInfo, Observation
+from coach.exploration.exploration_policy import ExplorationPolicy, random_actions
+from coach.networks.network_wrapper import NetworkWrapper
+
+RANDOM_BLOCK = 1024
+"""Steps of random actions drawn at once in heatup."""
+
+
+class Policy(ABC):
+    """The acting side of an agent.
+
+    Args:
+        action_space: The agent's action space (before its output filter).
+        num_envs: How many environment copies it acts in at once.
+        rng: The agent's numpy generator (heatup's random actions).
+        torch_generator: The agent's torch generator, on the agent's device (sampling).
+        device: The device of the networks the policy reads.
+        exploration: The exploration policy, if the agent has one.
+    """
+
+    def __init__(
+        self,
+        action_space: spaces.Space,
+        num_envs: int,
+        rng: np.random.Generator,
+        torch_generator: torch.Generator,
+        device: torch.device,
+        exploration: ExplorationPolicy | None = None,
+    ) -> None:
+        self.action_space = action_space
+        self.num_envs = num_envs
+        self.rng = rng
+        self.torch_generator = torch_generator
+        self.device = device
+        self.exploration = exploration
+        self.explore = True
+        """False while the level above tests a subgoal: act without exploration (HAC)."""
+        self.log_behaviour = False
+        """Give each action's probability with it (`ActionInfo.extras`): a dataset is being
+        recorded (`coach.batch.recording`)."""
+        self._random_block: np.ndarray = np.empty(0)
+        self._random_cursor = 0
+
+    def act(self, state: Observation, phase: RunPhase) -> ActionInfo:
+        """The actions for a batch of (filtered) states: uniform at random in heatup, the
+        policy's own (with exploration in training) otherwise."""
+        if phase is RunPhase.HEATUP:
+            return ActionInfo(self.random_actions())
+        return self.decide(state, phase)
+
+    @abstractmethod
+    def decide(self, state: Observation, phase: RunPhase) -> ActionInfo:
+        """The policy's actions in training (exploring) or evaluation (greedy)."""
+
+    def tensors(self, observation: Observation) -> dict[str, torch.Tensor]:
+        """A batch of observations as tensors on the policy's device."""
+        return {k: torch.as_tensor(v, device=self.device) for k, v in observation.items()}
+
+    def random_actions(self) -> np.ndarray:
+        """Uniform random actions for every copy, drawn in blocks."""
+        if self._random_cursor >= len(self._random_block):
+            block = random_actions(self.action_space, RANDOM_BLOCK * self.num_envs, self.rng)
+            self._random_block = block.reshape(RANDOM_BLOCK, self.num_envs, *block.shape[1:])
+            self._random_cursor = 0
+        self._random_cursor += 1
+        return self._random_block[self._random_cursor - 1]
+
+    def episodes_ended(self, done: np.ndarray) -> None:
+        """The episodes of the copies in ``done`` ended (per-episode exploration restarts)."""
+        if self.exploration is not None:
+            self.exploration.episode_ended(done)
+
+    def state_dict(self) -> dict[str, Any]:
+        """The exploration's state and heatup's random block, for checkpoints."""
+        return {
+            "exploration": self.exploration.state_dict() if self.exploration else {},
+            "random_block": self._random_block,
+            "random_cursor": self._random_cursor,
+        }
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        """Restore what `state_dict` returned."""
+        if self.exploration is not None:
+            self.exploration.load_state_dict(state["exploration"])
+        self._random_block = state["random_block"]
+        self._random_cursor = int(state["random_cursor"])
+
+
+QValues = Callable[[dict[str, torch.Tensor]], torch.Tensor]
+"""Q-values (B, A) from a Q network's outputs."""
+Constraint = Callable[[torch.Tensor, dict[str, torch.Tensor]], torch.Tensor]
+"""The values the policy may pick from, given Q-values (B, A) and the states: fewer actions
+(-inf) for a batch-constrained agent."""
+
+
+class QPolicy(Policy):
+    """Acts on a Q network's values through the exploration policy (e-greedy, Boltzmann,
+    UCB or bootstrapped heads).
+
+    Args:
+        network: The Q network (its online weights).
+        q_values: Q-values from the network's outputs: the outputs' ``q``, the mean of a
+            return distribution (C51, QR-DQN), or every head's (an ensemble, (B, K, A)).
+        constraint: Rules actions out of the choice (BCQ), if given.
+        ensemble: The values are per head (B, K, A): the exploration picks a head, and the
+            action record carries their mean.
+        **kwargs: `Policy`'s arguments; an exploration policy is required.
+    """
+
+    def __init__(
+        self,
+        network: NetworkWrapper,
+        q_values: QValues,
+        constraint: Constraint | None = None,
+        ensemble: bool = False,
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(**kwargs)
+        assert self.exploration is not None, "a Q policy acts through its exploration"
+        self.network = network
+        self.q_values = q_values
+        self.constraint = constraint
+        self.ensemble = ensemble
+        self.noisy = network.online.reset_noise(self.torch_generator)
+        """Noisy layers (Fortunato et al., 2018) draw new noise before every decision."""
+
+    def values(self, inputs: dict[str, torch.Tensor]) -> torch.Tensor:
+        """The values the policy picks from, for a batch of states (no gradient)."""
+        with torch.no_grad():
+            values = self.q_values(self.network(inputs))
+            return self.constraint(values, inputs) if self.constraint is not None else values
+
+    def decide(self, state: Observation, phase: RunPhase) -> ActionInfo:
+        exploration = self.exploration
+        assert exploration is not None
+        if self.noisy:
+            self.network.online.reset_noise(self.torch_generator)
+        values = self.values(self.tensors(state)).cpu().numpy()
+        extras = {}
+        if self.log_behaviour and not self.ensemble:  # before get_action moves the clock on
+            extras["action_probabilities"] = exploration.action_probabilities(values, phase)
+        action = exploration.get_action(values, phase)
+        summary = values.mean(axis=1) if self.ensemble else values
+        return ActionInfo(action=action, action_values=summary, extras=extras)

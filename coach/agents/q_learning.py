@@ -1,0 +1,269 @@
+"""What the value-based agents share: their algorithm parameters, the pieces of a Q-learning
+update as functions, and `QAgent`, the family's common acting, storing and target syncing.
+
+Each algorithm (`DQNAgent`, `CategoricalDQNAgent`, `QRDQNAgent`, `BootstrappedDQNAgent`,
+`CQLAgent`, `DDQNBCQAgent`) derives from `QAgent` directly and writes its own
+`learn_from_batch`, top to bottom, from these functions: no algorithm inherits another's.
+
+- n-step returns (``n_step > 1``): the last n steps of each env copy wait in an accumulator
+  and leave as one transition with its own discount ``g^k`` (`coach.memories.n_step`);
+- prioritized replay: `replay_mean` weighs the rows by their importance weights and gives
+  the memory its rows' new TD errors;
+- targets: a copy of the online weights every so many training env steps (or gradient
+  steps, as batch RL counts), or Polyak averaging with ``target_update_rate < 1``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+from gymnasium import spaces
+
+from coach.agents.acting import Policy, QPolicy
+from coach.agents.agent import Agent, AgentParameters, AlgorithmParameters
+from coach.core.run_phase import RunPhase
+from coach.core.step_units import EnvironmentSteps, TrainingSteps
+from coach.core.types import ActionInfo, Batch, EnvResponse, Observation, Transition
+from coach.errors import CoachError
+from coach.memories.memory import Memory, TakesPriorities
+from coach.memories.n_step import NStepAccumulator
+from coach.networks.network_wrapper import NetworkWrapper
+
+LOSSES = ("huber", "mse")
+
+EVALUATION_CHUNK = 8192
+"""States per forward pass in `QAgent.evaluation_policy`."""
+
+QValues = Callable[[dict[str, torch.Tensor]], torch.Tensor]
+"""Q-values (B, A) from a Q network's outputs."""
+
+
+@dataclass(slots=True, kw_only=True)
+class DQNAlgorithmParameters(AlgorithmParameters):
+    """The algorithm parameters of DQN and of every value-based agent."""
+
+    num_steps_between_copying_online_weights_to_target: EnvironmentSteps | TrainingSteps = field(
+        default_factory=lambda: EnvironmentSteps(500)
+    )
+    """Training env steps (or gradient steps, as batch RL counts) between two copies of the
+    online weights into the target network."""
+    target_update_rate: float = 1.0
+    """How far each of those syncs moves the target towards the online weights: 1 copies
+    them; a small rate synced every gradient step (0.005 with ``TrainingSteps(1)``) is
+    Polyak averaging, a target that drifts instead of jumping."""
+    loss: str = "huber"
+    """The TD loss: ``huber`` or ``mse``."""
+    huber_delta: float = 1.0
+    """Where the Huber loss turns from quadratic to linear."""
+    n_step: int = 1
+    """Rewards summed before bootstrapping (n-step returns)."""
+    double_q: bool = False
+    """Bootstrap with double Q-learning (van Hasselt et al., 2016): the online network picks
+    the next action, the target network values it."""
+
+
+@dataclass(slots=True, kw_only=True)
+class BatchDQNAlgorithmParameters(DQNAlgorithmParameters):
+    """The parameters of the value agents made to learn from a dataset (BCQ, CQL): a batch
+    run counts no env steps, so their target syncs count gradient steps; they bootstrap with
+    double Q-learning."""
+
+    num_steps_between_copying_online_weights_to_target: EnvironmentSteps | TrainingSteps = field(
+        default_factory=lambda: TrainingSteps(100)
+    )
+    """Gradient steps between two copies of the online weights into the target network."""
+    double_q: bool = True
+    """Bootstrap with double Q-learning."""
+
+
+# -- the pieces of an update ----------------------------------------------------------------
+
+
+def td_targets(
+    rewards: torch.Tensor,
+    discount: torch.Tensor | float,
+    terminated: torch.Tensor,
+    next_values: torch.Tensor,
+) -> torch.Tensor:
+    """``r + discount * V(s')``, the bootstrap dropped only where the episode terminated (a
+    truncation still bootstraps), (B,)."""
+    return rewards + discount * (1.0 - terminated.float()) * next_values
+
+
+def regression_rows(
+    q: torch.Tensor, target: torch.Tensor, loss: str, huber_delta: float
+) -> torch.Tensor:
+    """The loss of each row of ``q`` (B,) towards its ``target``: Huber or squared error."""
+    if loss == "huber":
+        return F.huber_loss(q, target, delta=huber_delta, reduction="none")
+    return F.mse_loss(q, target, reduction="none")
+
+
+def replay_mean(
+    rows: torch.Tensor, td_errors: torch.Tensor, batch: Batch, memory: Memory | None
+) -> torch.Tensor:
+    """The loss of a sampled ``batch`` (in torch) from its rows (B,): their mean, weighted by
+    a prioritized memory's importance weights; that memory gets the rows' new TD errors."""
+    if isinstance(memory, TakesPriorities) and batch.indices is not None:
+        memory.update_priorities(batch.indices.cpu().numpy(), td_errors.cpu().numpy())
+    return (rows * batch.weights).mean() if batch.weights is not None else rows.mean()
+
+
+def greedy_target_values(
+    network: NetworkWrapper, q_values: QValues, next_states: dict[str, torch.Tensor]
+) -> torch.Tensor:
+    """``max_a' Q_target(s', a')``, (B,)."""
+    return q_values(network.target_predict(next_states)).max(dim=1).values
+
+
+def double_q_target_values(
+    network: NetworkWrapper,
+    q_values: QValues,
+    next_states: dict[str, torch.Tensor],
+    allowed: Callable[[torch.Tensor, dict[str, torch.Tensor]], torch.Tensor] | None = None,
+) -> torch.Tensor:
+    """``Q_target(s', argmax_a' Q_online(s', a'))``, (B,); the argmax over the actions
+    ``allowed`` leaves (-inf for the others), when given."""
+    online = q_values(network(next_states))
+    if allowed is not None:
+        online = allowed(online, next_states)
+    best = online.argmax(dim=1, keepdim=True)
+    return q_values(network.target_predict(next_states)).gather(1, best).squeeze(1)
+
+
+def on_device(batch: Batch, device: torch.device) -> Batch:
+    """A sampled batch as tensors on ``device``."""
+    return batch.map(lambda a: torch.as_tensor(a, device=device))
+
+
+# -- the family's shared agent ----------------------------------------------------------------
+
+
+class QAgent(Agent):
+    """What every value-based agent does alike: act on Q-values through its exploration,
+    store (n-step) transitions, sync its target network, evaluate its policy off-policy. Its
+    algorithm is in the subclass's `learn_from_batch`.
+
+    The Q network is ``main``; ``algorithm`` must be `DQNAlgorithmParameters` (or derived).
+    """
+
+    def __init__(self, params: AgentParameters, *args: Any, **kwargs: Any) -> None:
+        algorithm = params.algorithm
+        if not isinstance(algorithm, DQNAlgorithmParameters):
+            raise CoachError(
+                f"{type(self).__name__} takes DQNAlgorithmParameters (or derived), got "
+                f"{type(algorithm).__name__}"
+            )
+        if algorithm.loss not in LOSSES:
+            raise CoachError(f"unknown loss {algorithm.loss!r}; choose from {LOSSES}")
+        if not 0.0 < algorithm.target_update_rate <= 1.0:
+            raise CoachError(
+                f"algorithm.target_update_rate is a fraction in (0, 1], got "
+                f"{algorithm.target_update_rate}"
+            )
+        if params.exploration is None:
+            raise CoachError(f"{type(self).__name__} needs an exploration policy")
+        if "main" not in params.network_wrappers:
+            raise CoachError(f"{type(self).__name__} needs a 'main' Q network")
+        self.algorithm: DQNAlgorithmParameters = algorithm
+        super().__init__(params, *args, **kwargs)
+        self.q_network = self.networks["main"]
+        self.action_offset = int(getattr(self.action_space, "start", 0))
+        self.target_syncs = 0
+        self.n_step = (
+            NStepAccumulator(algorithm.n_step, algorithm.discount, self.num_envs)
+            if algorithm.n_step > 1
+            else None
+        )
+        self.noisy = isinstance(self.policy, QPolicy) and self.policy.noisy
+
+    def memory_extras(self) -> dict[str, spaces.Space]:
+        if self.algorithm.n_step > 1:  # each transition's own g^k
+            return {"discount": spaces.Box(0.0, 1.0, shape=(), dtype=np.float32)}
+        return {}
+
+    # -- acting -----------------------------------------------------------------------------
+
+    def action_values(self, outputs: dict[str, torch.Tensor]) -> torch.Tensor:
+        """Q-values (B, A) from the network's outputs (the expectation, for distributions)."""
+        return outputs["q"]
+
+    def make_policy(self) -> Policy:
+        return QPolicy(self.networks["main"], self.action_values, **self.policy_arguments())
+
+    def evaluation_policy(self, states: Observation) -> tuple[np.ndarray, np.ndarray]:
+        """For off-policy evaluation: Q(s, .) and the probability of every action under the
+        policy this agent is evaluated with, for a whole dataset's states, (N, A) each."""
+        count = len(next(iter(states.values())))
+        q_parts, probability_parts = [], []
+        policy, exploration = self.policy, self.exploration
+        assert isinstance(policy, QPolicy) and exploration is not None
+        with torch.no_grad():
+            for start in range(0, count, EVALUATION_CHUNK):
+                inputs = self.tensors(
+                    {k: v[start : start + EVALUATION_CHUNK] for k, v in states.items()}
+                )
+                q = self.action_values(self.q_network(inputs))
+                acting = policy.values(inputs).cpu().numpy()
+                q_parts.append(q.cpu().numpy())
+                probability_parts.append(
+                    exploration.action_probabilities(acting, RunPhase.EVALUATE)
+                )
+        return np.concatenate(q_parts).astype(np.float64), np.concatenate(probability_parts)
+
+    # -- storing ----------------------------------------------------------------------------
+
+    def store(self, step: Transition, info: ActionInfo) -> None:
+        if self.n_step is None:
+            super().store(step, info)
+            return
+        ready = self.n_step.add(step)
+        if ready is not None and self.memory is not None:
+            self.memory.store(ready)
+
+    def reset(self, response: EnvResponse) -> None:
+        # Episodes are about to restart: the steps waiting for their n-step return leave now.
+        if self.n_step is not None and self.memory is not None:
+            ready = self.n_step.flush()
+            if ready is not None:
+                self.memory.store(ready)
+        super().reset(response)
+
+    # -- learning ---------------------------------------------------------------------------
+
+    def sampled(self, batch: Batch) -> Batch:
+        """A sampled batch on the agent's device, with new noise drawn for noisy networks
+        (online and target) first."""
+        if self.noisy:
+            self.q_network.online.reset_noise(self.torch_generator)
+            if self.q_network.target is not None:
+                self.q_network.target.reset_noise(self.torch_generator)
+        return on_device(batch, self.device)
+
+    def after_training_round(self) -> None:
+        period = self.algorithm.num_steps_between_copying_online_weights_to_target
+        clock = (
+            self.training_steps if isinstance(period, TrainingSteps) else self.training_env_steps
+        )
+        due = clock // max(period.num_steps, 1)
+        if due > self.target_syncs:
+            self.q_network.update_target(self.algorithm.target_update_rate)
+            self.target_syncs = int(due)
+
+    # -- checkpoints ------------------------------------------------------------------------
+
+    def state_dict(self, include_memory: bool = False) -> dict[str, Any]:
+        state = super().state_dict(include_memory)
+        state["counters"]["target_syncs"] = self.target_syncs
+        state["n_step"] = self.n_step.state_dict() if self.n_step is not None else None
+        return state
+
+    def load_state_dict(self, state: dict[str, Any], episodes_in_flight: bool = True) -> None:
+        super().load_state_dict(state, episodes_in_flight)
+        if self.n_step is not None and state.get("n_step") is not None and episodes_in_flight:
+            self.n_step.load_state_dict(state["n_step"])
