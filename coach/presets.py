@@ -2,7 +2,8 @@
 
 A preset is named in one of four ways:
 
-- by name, ``CartPole_DQN``: a file in the ``presets`` package (``.py`` or ``.yaml``);
+- by name, ``CartPole_DQN``: a file in the ``coach_presets`` package (``.py`` or ``.yaml``),
+  the repository's ``presets/`` folder as installed;
 - by path, ``path/to/my_preset.py``;
 - by ``module:attr``, ``my_package.my_presets:graph_manager``;
 - by a YAML file, ``my_run.yaml``, that names a base preset and overrides::
@@ -119,12 +120,24 @@ class Preset:
     """The overrides applied to the base preset, in order."""
 
 
+SHIPPED_PRESETS = "coach_presets"
+"""The package of the presets shipped with Coach: the repository's ``presets/`` folder,
+installed under a name that no user's own ``presets`` module can shadow."""
+
+
 def presets_dir() -> Path:
-    """The folder of the presets shipped with Coach."""
-    spec = importlib.util.find_spec("presets")
-    if spec is not None and spec.submodule_search_locations:
-        return Path(next(iter(spec.submodule_search_locations)))
-    return Path(__file__).resolve().parent.parent / "presets"
+    """The folder of the presets shipped with Coach.
+
+    Raises:
+        CoachError: when the package is not installed (a checkout on ``PYTHONPATH`` alone).
+    """
+    spec = importlib.util.find_spec(SHIPPED_PRESETS)
+    if spec is None or not spec.submodule_search_locations:
+        raise CoachError(
+            f"Coach's presets (the package {SHIPPED_PRESETS}) are not installed; "
+            f"install Coach with `pip install .` (or `pip install -e .` in a checkout)"
+        )
+    return Path(next(iter(spec.submodule_search_locations)))
 
 
 def list_presets() -> list[str]:

@@ -1,5 +1,9 @@
 """Environments shipped with Coach, registered with gymnasium on import.
 
+This folder installs as the package ``coach_environments`` (a top-level ``environments``
+would shadow a user's own module of that name); import it by that name only, so that it is
+never imported twice under two names.
+
 - ``coach/BitFlip-v0``: `BitFlipEnv`, the bit-flipping task of Hindsight Experience Replay
   (Andrychowicz et al., 2017); goal-based.
 - ``coach/ExplorationChain-v0``: `ExplorationChainEnv`, the chain of Bootstrapped DQN
@@ -12,24 +16,24 @@ The goal-based ones follow gymnasium-robotics' convention (dict observations wit
 ``info["is_success"]``). Each truncates its own episodes, so the registrations add no
 ``TimeLimit``. Constructor arguments pass through ``gymnasium.make``::
 
-    import environments  # registers the ids
+    import coach_environments  # registers the ids
     env = gymnasium.make("coach/BitFlip-v0", n_bits=10)
 
-(``gymnasium.make("environments:coach/BitFlip-v0")`` imports this package itself.)
+(``gymnasium.make("coach_environments:coach/BitFlip-v0")`` imports this package itself.)
 """
 
 from __future__ import annotations
 
 import gymnasium
 
-from environments.bit_flip import BitFlipEnv
-from environments.exploration_chain import ChainObservation, ExplorationChainEnv
-from environments.pendulum_with_goals import PendulumWithGoalsEnv
+from coach_environments.bit_flip import BitFlipEnv
+from coach_environments.exploration_chain import ChainObservation, ExplorationChainEnv
+from coach_environments.pendulum_with_goals import PendulumWithGoalsEnv
 
 ENVIRONMENT_IDS = {
-    "coach/BitFlip-v0": "environments.bit_flip:BitFlipEnv",
-    "coach/ExplorationChain-v0": "environments.exploration_chain:ExplorationChainEnv",
-    "coach/PendulumWithGoals-v0": "environments.pendulum_with_goals:PendulumWithGoalsEnv",
+    "coach/BitFlip-v0": "coach_environments.bit_flip:BitFlipEnv",
+    "coach/ExplorationChain-v0": "coach_environments.exploration_chain:ExplorationChainEnv",
+    "coach/PendulumWithGoals-v0": "coach_environments.pendulum_with_goals:PendulumWithGoalsEnv",
 }
 """The gymnasium id of each environment and its entry point."""
 

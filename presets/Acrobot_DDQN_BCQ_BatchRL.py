@@ -22,7 +22,7 @@ in TensorBoard) are logged after each epoch, next to the real evaluation.
 from coach import PresetValidation
 from coach.agents.bcq import DDQNBCQAgentParameters
 from coach.networks.heads import CategoricalPolicyHeadParameters
-from presets import _batch
+from coach_presets import _batch
 
 DATASET = "acrobot/a2c-half-v0"
 

@@ -3,7 +3,7 @@ same agent, network and budget. A reward of -1 until every bit matches is too sp
 random exploration to find (Andrychowicz et al., 2017): it stays below 10% success."""
 
 from coach import BasicRLGraphManager, PresetValidation
-from presets import _bit_flip
+from coach_presets import _bit_flip
 
 agent = _bit_flip.agent()
 agent.memory.max_size = 1_000_000

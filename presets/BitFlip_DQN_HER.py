@@ -4,7 +4,7 @@ reached later in the episode ("future"). Its twin without hindsight replay is Bi
 
 from coach import BasicRLGraphManager, PresetValidation
 from coach.memories.hindsight import EpisodicHindsightExperienceReplayParameters, GoalReward
-from presets import _bit_flip
+from coach_presets import _bit_flip
 
 agent = _bit_flip.agent()
 agent.memory = EpisodicHindsightExperienceReplayParameters(

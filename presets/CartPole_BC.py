@@ -10,7 +10,7 @@ baseline that batch RL (CartPole_DDQN_BCQ_BatchRL) improves on.
 from coach import PresetValidation
 from coach.agents.bc import BCAgentParameters
 from coach.networks.heads import CategoricalPolicyHeadParameters
-from presets import _batch, _cartpole_batch
+from coach_presets import _batch, _cartpole_batch
 
 agent = BCAgentParameters()
 agent.algorithm.batch_size = 128

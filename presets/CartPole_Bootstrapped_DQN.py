@@ -7,7 +7,7 @@ from coach import (
     BootstrappedQHeadParameters,
     PresetValidation,
 )
-from presets import _cartpole
+from coach_presets import _cartpole
 
 agent = BootstrappedDQNAgentParameters()
 _cartpole.train_in_rounds(agent)

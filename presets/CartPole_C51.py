@@ -8,7 +8,7 @@ from coach import (
     LinearSchedule,
     PresetValidation,
 )
-from presets import _cartpole
+from coach_presets import _cartpole
 
 agent = CategoricalDQNAgentParameters()
 _cartpole.train_in_rounds(agent)

@@ -11,7 +11,7 @@ evaluation.
 from coach import PresetValidation
 from coach.agents.bcq import DDQNBCQAgentParameters
 from coach.networks.heads import CategoricalPolicyHeadParameters
-from presets import _batch, _cartpole_batch
+from coach_presets import _batch, _cartpole_batch
 
 agent = DDQNBCQAgentParameters()
 _batch.q_learning(agent)

@@ -7,7 +7,7 @@ on a fixed dataset overestimates the actions the data rarely took, which BCQ cor
 """
 
 from coach import DDQNAgentParameters, PresetValidation
-from presets import _batch, _cartpole_batch
+from coach_presets import _batch, _cartpole_batch
 
 agent = DDQNAgentParameters()
 _batch.q_learning(agent)

@@ -12,7 +12,7 @@ from coach import (
     PresetValidation,
     QHeadParameters,
 )
-from presets import _cartpole
+from coach_presets import _cartpole
 
 agent = DQNAgentParameters()
 _cartpole.train_in_rounds(agent)

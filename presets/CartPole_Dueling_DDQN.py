@@ -8,7 +8,7 @@ from coach import (
     PresetValidation,
     QHeadParameters,
 )
-from presets import _cartpole
+from coach_presets import _cartpole
 
 agent = DDQNAgentParameters()
 _cartpole.train_in_rounds(agent)

@@ -7,7 +7,7 @@ from coach import (
     QRDQNAgentParameters,
     QuantileQHeadParameters,
 )
-from presets import _cartpole
+from coach_presets import _cartpole
 
 agent = QRDQNAgentParameters()
 _cartpole.train_in_rounds(agent)

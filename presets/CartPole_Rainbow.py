@@ -8,7 +8,7 @@ from coach import (
     PresetValidation,
     RainbowAgentParameters,
 )
-from presets import _cartpole
+from coach_presets import _cartpole
 
 agent = RainbowAgentParameters()
 _cartpole.train_in_rounds(agent)

@@ -5,7 +5,7 @@ temperature tuned to an entropy of -dim(A), 10,000 random steps first."""
 
 from coach import BasicRLGraphManager, PresetValidation
 from coach.agents.sac import SACAgentParameters
-from presets import _mujoco
+from coach_presets import _mujoco
 
 agent = SACAgentParameters()
 _mujoco.act_in_unit_box(agent)

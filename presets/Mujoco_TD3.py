@@ -5,7 +5,7 @@ Adam at 1e-3, batches of 256, 400x300 networks, 10,000 random steps first."""
 from coach import BasicRLGraphManager, ConstantSchedule, PresetValidation
 from coach.agents.td3 import TD3AgentParameters
 from coach.exploration.additive_noise import AdditiveNoiseParameters
-from presets import _mujoco
+from coach_presets import _mujoco
 
 agent = TD3AgentParameters()
 agent.exploration = AdditiveNoiseParameters(

@@ -12,7 +12,7 @@ inside [-2, 2]) and acts with them: on expert data, cloning is the right tool.
 from coach import PresetValidation
 from coach.agents.bc import BCAgentParameters
 from coach.networks.heads import DeterministicPolicyHeadParameters
-from presets import _batch
+from coach_presets import _batch
 
 DATASET = "pendulum/sac-expert-v0"
 

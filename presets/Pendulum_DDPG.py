@@ -5,7 +5,7 @@ networks. Reaches -200 within 20,000 env steps on seeds 0, 1, 2."""
 
 from coach import BasicRLGraphManager
 from coach.agents.ddpg import DDPGAgentParameters
-from presets import _pendulum
+from coach_presets import _pendulum
 
 agent = DDPGAgentParameters()
 _pendulum.train_per_episode(agent)

@@ -5,7 +5,7 @@ for at most 10 steps per subgoal. The levels are described in `_pendulum_hac`.
 """
 
 from coach import PresetValidation
-from presets._pendulum_hac import graph_manager as hac_graph
+from coach_presets._pendulum_hac import graph_manager as hac_graph
 
 graph_manager = hac_graph(horizons=[10], improve_steps=198_000)
 validation = PresetValidation(min_success_rate=0.8, max_env_steps=100_000, seeds=(0, 1, 2))

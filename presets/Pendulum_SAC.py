@@ -4,7 +4,7 @@ first. Reaches -200 within 20,000 env steps on seeds 0, 1, 2."""
 
 from coach import BasicRLGraphManager
 from coach.agents.sac import SACAgentParameters
-from presets import _pendulum
+from coach_presets import _pendulum
 
 agent = SACAgentParameters()
 for network in agent.network_wrappers.values():

@@ -5,7 +5,7 @@ networks. Reaches -200 within 20,000 env steps on seeds 0, 1, 2."""
 
 from coach import BasicRLGraphManager
 from coach.agents.td3 import TD3AgentParameters
-from presets import _pendulum
+from coach_presets import _pendulum
 
 agent = TD3AgentParameters()
 _pendulum.train_per_episode(agent)

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from coach.agents.agent import AgentParameters
 from coach.batch.graph_manager import BatchRLGraphManager
-from presets import _batch
+from coach_presets import _batch
 
 DATASET = "cartpole/ppo-half-v0"
 

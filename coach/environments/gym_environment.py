@@ -85,7 +85,7 @@ class GymEnvironmentParameters:
         if self.level_set is not None:
             level = resolve_level(self.level_set, level)
         elif level.startswith("coach/"):
-            import environments  # noqa: F401 - registers the environments Coach ships
+            import coach_environments  # noqa: F401 - registers the environments Coach ships
         if ":" in level and level not in gym.registry:
             module_name, _, class_name = level.partition(":")
             try:

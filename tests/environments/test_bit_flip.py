@@ -10,8 +10,8 @@ import pytest
 from gymnasium import spaces
 from gymnasium.utils.env_checker import check_env
 
-import environments
-from environments import BitFlipEnv
+import coach_environments
+from coach_environments import BitFlipEnv
 
 
 def _bits(text: str) -> np.ndarray:
@@ -43,7 +43,7 @@ def test_registration_survives_a_second_import():
 
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # gymnasium warns when an id is registered again
-        importlib.reload(environments)
+        importlib.reload(coach_environments)
     assert "coach/BitFlip-v0" in gym.registry
 
 

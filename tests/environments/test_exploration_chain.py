@@ -10,8 +10,8 @@ import pytest
 from gymnasium import spaces
 from gymnasium.utils.env_checker import check_env
 
-import environments  # noqa: F401  (registers the ids)
-from environments import ChainObservation, ExplorationChainEnv
+import coach_environments  # noqa: F401  (registers the ids)
+from coach_environments import ChainObservation, ExplorationChainEnv
 
 LEFT, RIGHT = ExplorationChainEnv.LEFT, ExplorationChainEnv.RIGHT
 

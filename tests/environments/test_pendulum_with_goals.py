@@ -10,8 +10,8 @@ import pytest
 from gymnasium import spaces
 from gymnasium.utils.env_checker import check_env
 
-import environments  # noqa: F401  (registers the ids)
-from environments import PendulumWithGoalsEnv
+import coach_environments  # noqa: F401  (registers the ids)
+from coach_environments import PendulumWithGoalsEnv
 
 STANDING = np.array([1.0, 0.0, 0.0], dtype=np.float32)
 HANGING = np.array([-1.0, 0.0, 0.0], dtype=np.float32)

@@ -180,7 +180,7 @@ def test_truncated_checkpoint_is_refused_with_its_path(
 
 def test_checkpoint_of_another_preset_is_refused(reference: Path, tmp_path: Path) -> None:
     other = tmp_path / "Other.py"
-    other.write_text("from presets.CartPole_DQN import graph_manager\n")
+    other.write_text("from coach_presets.CartPole_DQN import graph_manager\n")
     before = snapshot(reference)
     result = coach("-p", str(other), "-crd", str(reference), "-ep", str(tmp_path / "e"),
                    cwd=tmp_path)  # fmt: skip

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import pytest
 
+import coach.presets
+from coach.environments.gym_environment import GymEnvironmentParameters
 from coach.errors import CoachError
 from coach.graph_managers.basic_rl import BasicRLGraphManager
 from coach.presets import describe, list_presets, load_preset
@@ -17,6 +20,22 @@ def test_by_name_and_description() -> None:
     assert preset.name == "CartPole_DQN" and preset.validation is not None
     assert describe(preset) == ("CartPole-v1", "DQNAgent")
     assert "CartPole_DQN" in list_presets()
+
+
+def test_shipped_presets_and_environments_go_by_their_installed_names_only() -> None:
+    # The repository root is on sys.path in tests, so a stray `from presets import ...` would
+    # work here, import a second copy of a module, and fail only once Coach is installed.
+    for name in list_presets():
+        load_preset(name)
+    GymEnvironmentParameters(level="coach/BitFlip-v0").make_env()
+    assert "coach_presets" in sys.modules and "coach_environments" in sys.modules
+    assert "presets" not in sys.modules and "environments" not in sys.modules
+
+
+def test_missing_shipped_presets_name_the_install(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(coach.presets, "SHIPPED_PRESETS", "coach_presets_not_installed")
+    with pytest.raises(CoachError, match=r"coach_presets_not_installed\) are not installed.*pip"):
+        list_presets()
 
 
 def test_each_load_is_a_fresh_graph() -> None:

@@ -8,7 +8,7 @@ import pytest
 
 from coach.core.goals import GoalReward
 from coach.errors import CoachError
-from environments.pendulum_with_goals import PendulumWithGoalsEnv
+from coach_environments.pendulum_with_goals import PendulumWithGoalsEnv
 
 
 def test_dimension_thresholds_bound_each_entry() -> None:

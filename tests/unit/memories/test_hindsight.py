@@ -26,7 +26,7 @@ from coach.memories import (
     ExperienceReplay,
     GoalReward,
 )
-from environments.bit_flip import BitFlipEnv
+from coach_environments.bit_flip import BitFlipEnv
 
 GOAL_SPACE = spaces.Box(-np.inf, np.inf, shape=(3,), dtype=np.float32)
 OBSERVATION_SPACE = spaces.Dict(

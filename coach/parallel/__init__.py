@@ -1,0 +1,1 @@
+"""Rollout workers and the learner that drives them: local processes (the default) or Ray."""
