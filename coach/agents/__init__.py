@@ -1,6 +1,6 @@
 """Agents: the shared base and one algorithm per module."""
 
-from coach.agents.actor_critic import ActorCriticAgent, ActorCriticAgentParameters
+from coach.agents.actor_critic import ActorCriticAgentParameters
 from coach.agents.agent import Agent, AgentParameters, AlgorithmParameters
 from coach.agents.bootstrapped_dqn import BootstrappedDQNAgent, BootstrappedDQNAgentParameters
 from coach.agents.categorical_dqn import CategoricalDQNAgent, CategoricalDQNAgentParameters
@@ -18,7 +18,6 @@ from coach.agents.sac import SACAgent, SACAgentParameters
 from coach.agents.td3 import TD3Agent, TD3AgentParameters
 
 __all__ = [
-    "ActorCriticAgent",
     "ActorCriticAgentParameters",
     "Agent",
     "AgentParameters",

@@ -3,21 +3,16 @@ its synchronous, batched form).
 
 On each rollout block (see `coach.agents.on_policy`), one gradient step on the whole block
 of ``-E[log pi(a|s) A] + c_v (V - R)^2 - c_e H`` with GAE(lambda) advantages (lambda = 1:
-n-step returns bootstrapped from the block's end).
+n-step returns bootstrapped from the block's end): the policy-gradient update
+(`coach.agents.policy_gradients.PolicyGradientsAgent`) on short blocks.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-import torch
-
-from coach.agents.on_policy import (
-    OnPolicyAgent,
-    OnPolicyAgentParameters,
-    OnPolicyAlgorithmParameters,
-)
-from coach.core.types import Batch
+from coach.agents.on_policy import OnPolicyAgentParameters, OnPolicyAlgorithmParameters
+from coach.agents.policy_gradients import PolicyGradientsAgent
 from coach.memories.memory import MemoryParameters
 from coach.memories.rollout import RolloutParameters
 
@@ -47,14 +42,5 @@ class ActorCriticAgentParameters(OnPolicyAgentParameters):
     )
     """Short rollout blocks (5 steps per env copy)."""
 
-    def agent_class(self) -> type[ActorCriticAgent]:
-        return ActorCriticAgent
-
-
-class ActorCriticAgent(OnPolicyAgent):
-    """A2C: the policy gradient weighted by advantages, one step per block."""
-
-    def policy_loss(
-        self, log_prob: torch.Tensor, batch: Batch, advantages: torch.Tensor
-    ) -> torch.Tensor:
-        return -(log_prob * advantages).mean()
+    def agent_class(self) -> type[PolicyGradientsAgent]:
+        return PolicyGradientsAgent

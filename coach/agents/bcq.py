@@ -19,13 +19,13 @@ import torch.nn.functional as F
 
 from coach.agents.acting import Policy, QPolicy
 from coach.agents.ddqn import DDQNAgentParameters
+from coach.agents.learning import td_targets
 from coach.agents.q_learning import (
     BatchDQNAlgorithmParameters,
     QAgent,
     double_q_target_values,
     regression_rows,
     replay_mean,
-    td_targets,
 )
 from coach.core.types import Batch
 from coach.errors import CoachError

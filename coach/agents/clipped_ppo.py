@@ -12,16 +12,17 @@ approximate KL divergence passes 1.5 times ``target_kl``.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
 
 import torch
 
 from coach.agents.on_policy import (
+    LossTotals,
     OnPolicyAgent,
     OnPolicyAgentParameters,
     OnPolicyAlgorithmParameters,
+    approx_kl,
+    value_error,
 )
-from coach.core.types import Batch
 from coach.schedules import ConstantSchedule, Schedule
 
 
@@ -67,29 +68,36 @@ class ClippedPPOAgent(OnPolicyAgent):
 
     params: ClippedPPOAgentParameters
 
-    def __init__(self, params: ClippedPPOAgentParameters, *args: Any, **kwargs: Any) -> None:
-        super().__init__(params, *args, **kwargs)
-        self.clip = params.algorithm.clip_range_schedule.value(0)
-        """The clip range of the block being learned from (set before each block)."""
-
-    def before_learning(self) -> None:
-        super().before_learning()
-        self.clip = self.params.algorithm.clip_range_schedule.value(self.training_env_steps)
-        self.log.scalar("Loss/clip_range", self.clip)
-
-    def stop_epochs(self, losses: dict[str, float]) -> bool:
-        target = self.params.algorithm.target_kl
-        return target is not None and losses["approx_kl"] > 1.5 * target
-
-    def policy_loss(
-        self, log_prob: torch.Tensor, batch: Batch, advantages: torch.Tensor
-    ) -> torch.Tensor:
-        return clipped_surrogate_loss(log_prob, batch.extras["log_prob"], advantages, self.clip)
-
-    def value_loss(self, values: torch.Tensor, batch: Batch) -> torch.Tensor:
-        bound = self.params.algorithm.value_clip_range
-        if bound is None:
-            return super().value_loss(values, batch)
-        old, returns = batch.extras["value"], batch.extras["returns"]
-        clipped = old + (values - old).clamp(-bound, bound)
-        return torch.max((values - returns) ** 2, (clipped - returns) ** 2).mean()
+    def learn_from_block(self) -> tuple[int, dict[str, float]]:
+        algorithm = self.params.algorithm
+        self.follow_learning_rate()
+        clip = algorithm.clip_range_schedule.value(self.training_env_steps)
+        self.log.scalar("Loss/clip_range", clip)
+        self.compute_advantages()
+        losses = LossTotals()
+        for _ in range(algorithm.epochs):
+            for b in self.minibatches():
+                dist, log_prob, advantages = self.evaluate(b)
+                policy_loss = clipped_surrogate_loss(
+                    log_prob, b.extras["log_prob"], advantages, clip
+                )
+                values, returns = self.values(b.states), b.extras["returns"]
+                if algorithm.value_clip_range is None:
+                    value_loss = value_error(values, returns)
+                else:  # the new value stays within the clip range of the logged one
+                    bound, old = algorithm.value_clip_range, b.extras["value"]
+                    clipped = old + (values - old).clamp(-bound, bound)
+                    value_loss = torch.max((values - returns) ** 2, (clipped - returns) ** 2)
+                    value_loss = value_loss.mean()
+                entropy = dist.entropy().mean()
+                self.descend(policy_loss, value_loss, entropy)
+                kl = approx_kl(log_prob, b.extras["log_prob"])
+                losses.add(
+                    policy_loss=policy_loss.item(),
+                    value_loss=value_loss.item(),
+                    entropy=entropy.item(),
+                    approx_kl=kl,
+                )
+                if algorithm.target_kl is not None and kl > 1.5 * algorithm.target_kl:
+                    return losses.steps, losses.means()  # far enough from the old policy
+        return losses.steps, losses.means()

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 import torch
 
 from coach.agents.ddqn import DDQNAgentParameters
+from coach.agents.learning import td_targets
 from coach.agents.q_learning import (
     BatchDQNAlgorithmParameters,
     QAgent,
@@ -25,7 +26,6 @@ from coach.agents.q_learning import (
     greedy_target_values,
     regression_rows,
     replay_mean,
-    td_targets,
 )
 from coach.core.types import Batch
 

@@ -7,9 +7,8 @@ one past a truncation); the actor climbs the critic, ``maximize Q(s, mu(s))``. A
 exploration noise (Ornstein-Uhlenbeck or Gaussian) to ``mu(s)`` in training, none in
 evaluation.
 
-The critic reads the action as one more input (an ``"action"`` input embedder), so one
-`NetworkParameters` describes it like any other network. TD3 (`coach.agents.td3`) builds on
-this module.
+The critic reads the action as one more input (`coach.agents.critics`, which also holds
+what DDPG shares with TD3, SAC and HAC).
 """
 
 from __future__ import annotations
@@ -19,74 +18,36 @@ from typing import Any
 
 import numpy as np
 import torch
-import torch.nn.functional as F
-from gymnasium import spaces
 
 from coach.agents.acting import Policy
-from coach.agents.agent import Agent, AgentParameters, AlgorithmParameters
+from coach.agents.agent import AgentParameters
+from coach.agents.critics import (
+    ActorCriticAlgorithmParameters,
+    ContinuousActorCritic,
+    actor_network,
+    critic_network,
+    critic_steps,
+    frozen,
+    soft_update,
+    with_action,
+)
+from coach.agents.learning import td_targets
 from coach.core.run_phase import RunPhase
 from coach.core.types import ActionInfo, Batch, Observation
-from coach.errors import CoachError
 from coach.exploration.additive_noise import AdditiveNoiseParameters
 from coach.exploration.exploration_policy import ExplorationParameters
 from coach.memories.experience_replay import ExperienceReplayParameters
 from coach.memories.memory import MemoryParameters
-from coach.networks.heads import (
-    DeterministicPolicyHeadParameters,
-    HeadParameters,
-    VHeadParameters,
-)
 from coach.networks.network_wrapper import NetworkWrapper
 from coach.networks.parameters import (
-    InputEmbedderParameters,
-    MiddlewareParameters,
     NetworkParameters,
 )
 
 
-def actor_network(
-    scheme: list[int],
-    learning_rate: float,
-    head: HeadParameters | None = None,
-    target: bool = True,
-    activation: str = "relu",
-) -> NetworkParameters:
-    """A policy network over the observation: an MLP and a policy head (deterministic by
-    default), with a target copy unless ``target`` is false (SAC's actor has none)."""
-    return NetworkParameters(
-        middleware=MiddlewareParameters(scheme=list(scheme), activation=activation),
-        heads=[head or DeterministicPolicyHeadParameters()],
-        learning_rate=learning_rate,
-        create_target_network=target,
-    )
-
-
-def critic_network(
-    scheme: list[int], learning_rate: float, activation: str = "relu"
-) -> NetworkParameters:
-    """A ``Q(s, a)`` network: the observation and the action, concatenated, through an MLP
-    to one value (``"q"``), with a target copy."""
-    return NetworkParameters(
-        input_embedders={
-            "observation": InputEmbedderParameters(),
-            "action": InputEmbedderParameters(),
-        },
-        middleware=MiddlewareParameters(scheme=list(scheme), activation=activation),
-        heads=[VHeadParameters(name="q")],
-        learning_rate=learning_rate,
-        create_target_network=True,
-    )
-
-
 @dataclass(slots=True, kw_only=True)
-class DDPGAlgorithmParameters(AlgorithmParameters):
+class DDPGAlgorithmParameters(ActorCriticAlgorithmParameters):
     """DDPG's algorithm parameters (SB3's defaults: a gradient step per env step on batches
     of 256)."""
-
-    batch_size: int = 256
-    """Transitions per gradient step."""
-    tau: float = 0.005
-    """How far the target networks move towards the online ones after each gradient step."""
 
 
 @dataclass(slots=True, kw_only=True)
@@ -108,7 +69,7 @@ class DDPGAgentParameters(AgentParameters):
     )
     """The ``actor`` and the ``critic``."""
 
-    def agent_class(self) -> type[DDPGAgent]:
+    def agent_class(self) -> type[ContinuousActorCritic]:
         return DDPGAgent
 
 
@@ -139,107 +100,44 @@ class DeterministicPolicy(Policy):
         return ActionInfo(action=actions.astype(self.action_space.dtype, copy=False))
 
 
-def with_action(states: dict[str, torch.Tensor], actions: torch.Tensor) -> dict[str, torch.Tensor]:
-    """A critic's inputs: the states and the actions (under ``"action"``)."""
-    return {**states, "action": actions}
-
-
-class DDPGAgent(Agent):
+class DDPGAgent(ContinuousActorCritic):
     """DDPG: deterministic actor, one critic, target copies of both."""
 
     params: DDPGAgentParameters
 
-    critic_names: tuple[str, ...] = ("critic",)
-    """The critics the agent trains (TD3 and SAC have two)."""
-
-    def __init__(self, params: AgentParameters, *args: Any, **kwargs: Any) -> None:
-        super().__init__(params, *args, **kwargs)
-        space = self.action_space
-        if not isinstance(space, spaces.Box) or len(space.shape) != 1:
-            raise CoachError(
-                f"{type(self).__name__} needs a 1-d Box action space, got {space}; a "
-                f"discrete environment needs a discrete agent"
-            )
-        missing = {"actor", *self.critic_names} - set(self.networks)
-        if missing:
-            raise CoachError(
-                f"{type(self).__name__} needs the networks actor and "
-                f"{', '.join(self.critic_names)}; missing {sorted(missing)}"
-            )
-        self.actor = self.networks["actor"]
-        self.critics: list[NetworkWrapper] = [self.networks[n] for n in self.critic_names]
-        self.low = torch.as_tensor(space.low, dtype=torch.float32, device=self.device)
-        self.high = torch.as_tensor(space.high, dtype=torch.float32, device=self.device)
-        self.critic_updates = 0
-        """Gradient steps taken by the critics."""
-
-    # -- acting -----------------------------------------------------------------------------
-
     def make_policy(self) -> Policy:
         return DeterministicPolicy(self.networks["actor"], **self.policy_arguments())
 
-    # -- learning ---------------------------------------------------------------------------
-
-    def next_actions(self, next_states: dict[str, torch.Tensor]) -> torch.Tensor:
-        """The actions the targets bootstrap from: the target actor's."""
-        return self.actor.target_predict(next_states)["policy"]
-
     def bootstrap_values(self, next_states: dict[str, torch.Tensor]) -> torch.Tensor:
-        """``Q'(s', a')`` (B,): the target critic at the target actions (the smaller of the
-        target critics, when there are two)."""
-        inputs = with_action(next_states, self.next_actions(next_states))
-        values = [critic.target_predict(inputs)["q"] for critic in self.critics]
-        return values[0] if len(values) == 1 else torch.minimum(values[0], values[1])
-
-    def train_critics(self, b: Batch) -> dict[str, float]:
-        """One gradient step of every critic towards the one-step TD target."""
-        with torch.no_grad():
-            not_terminal = 1.0 - b.terminated.float()
-            target = b.rewards + self.params.algorithm.discount * not_terminal * (
-                self.bootstrap_values(b.next_states)
-            )
-        inputs = with_action(b.states, b.actions.float())
-        losses = {}
-        for name, critic in zip(self.critic_names, self.critics, strict=True):
-            q = critic(inputs)["q"]
-            loss = F.mse_loss(q, target)
-            critic.train_step(loss)
-            losses[f"{name}_loss"] = loss.item()
-        losses["q_mean"] = q.detach().mean().item()
-        self.critic_updates += 1
-        return losses
-
-    def actor_loss(self, states: dict[str, torch.Tensor]) -> torch.Tensor:
-        """``-Q(s, mu(s))``, averaged: the actor climbs the first critic."""
-        return -self.critics[0](with_action(states, self.actor(states)["policy"]))["q"].mean()
-
-    def train_actor(self, states: dict[str, torch.Tensor]) -> float:
-        """One gradient step of the actor; the critics' weights get no gradient from it."""
-        for critic in self.critics:
-            critic.online.requires_grad_(False)
-        try:
-            loss = self.actor_loss(states)
-            self.actor.train_step(loss)
-        finally:
-            for critic in self.critics:
-                critic.online.requires_grad_(True)
-        return loss.item()
-
-    def update_targets(self) -> None:
-        tau = self.params.algorithm.tau
-        for network in (self.actor, *self.critics):
-            network.update_target(tau)
+        """``Q'(s', mu'(s'))`` (B,): the target critic at the target actor's actions."""
+        inputs = with_action(next_states, self.actor.target_predict(next_states)["policy"])
+        return self.critics[0].target_predict(inputs)["q"]
 
     def learn_from_batch(self, batch: Batch) -> dict[str, float]:
+        algorithm = self.params.algorithm
         b = batch.map(lambda a: torch.as_tensor(a, device=self.device))
-        losses = self.train_critics(b)
-        losses["actor_loss"] = self.train_actor(b.states)
-        self.update_targets()
-        return losses
+        # The critic regresses on the one-step TD target.
+        with torch.no_grad():
+            next_values = self.bootstrap_values(b.next_states)
+            target = td_targets(b.rewards, algorithm.discount, b.terminated, next_values)
+        inputs = with_action(b.states, b.actions.float())
+        losses, q = critic_steps(self.critics, self.critic_names, inputs, target)
+        self.critic_updates += 1
+        # The actor climbs the critic: maximize Q(s, mu(s)); the critic takes no gradient.
+        with frozen(self.critics):
+            actions = self.actor(b.states)["policy"]
+            actor_loss = -self.critics[0](with_action(b.states, actions))["q"].mean()
+            self.actor.train_step(actor_loss)
+        soft_update([self.actor, *self.critics], algorithm.tau)
+        return {**losses, "q_mean": q.mean().item(), "actor_loss": actor_loss.item()}
 
-    # -- checkpoints ------------------------------------------------------------------------
 
-    def state_dict(self, include_memory: bool = False) -> dict[str, Any]:
-        state = super().state_dict(include_memory)
-        state["counters"]["critic_updates"] = self.critic_updates
-        return state
+__all__ = [
+    "DDPGAgent",
+    "DDPGAgentParameters",
+    "DDPGAlgorithmParameters",
+    "DeterministicPolicy",
+    "actor_network",
+    "critic_network",
+    "with_action",
+]

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 import torch
 
 from coach.agents.agent import AgentParameters
+from coach.agents.learning import td_targets
 from coach.agents.q_learning import (
     BatchDQNAlgorithmParameters,
     DQNAlgorithmParameters,
@@ -22,7 +23,6 @@ from coach.agents.q_learning import (
     greedy_target_values,
     regression_rows,
     replay_mean,
-    td_targets,
 )
 from coach.core.types import Batch
 from coach.exploration.e_greedy import EGreedy, EGreedyParameters

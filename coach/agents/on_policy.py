@@ -1,7 +1,10 @@
-"""The on-policy base: collect T x B rollout blocks with the current policy, compute GAE
-over each full block, learn from it in epochs of minibatches, clear it.
+"""What the on-policy agents share: collect T x B rollout blocks with the current policy,
+compute GAE over each full block, learn from it, clear it.
 
-Subclasses write `policy_loss` (REINFORCE, A2C, PPO). Discrete actions use a categorical
+Each algorithm (REINFORCE and A2C, PPO, Clipped PPO) derives from `OnPolicyAgent` directly
+and writes its own `learn_from_block`, top to bottom: its schedules, its epochs of
+minibatches, its losses, from the shared pieces here (`OnPolicyAgent.evaluate`,
+`OnPolicyAgent.descend`, `approx_kl`, `LossTotals`). Discrete actions use a categorical
 policy, Box actions a diagonal Gaussian (squashed or clipped into the bounds). The policy
 and the value function share a network (``main``, with a ``policy`` and a ``v`` head) or
 have their own (``actor`` and ``critic``).
@@ -9,7 +12,7 @@ have their own (``actor`` and ``critic``).
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -19,6 +22,7 @@ from gymnasium import spaces
 
 from coach.agents.acting import Policy
 from coach.agents.agent import Agent, AgentParameters, AlgorithmParameters
+from coach.agents.learning import on_device
 from coach.core.run_phase import RunPhase
 from coach.core.types import ActionInfo, Batch, EnvResponse, Observation, Transition
 from coach.errors import CoachError
@@ -100,6 +104,36 @@ class OnPolicyAgentParameters(AgentParameters):
     """The rollout block (``rollout_length`` steps per env copy)."""
     network_wrappers: dict[str, NetworkParameters] = field(default_factory=default_networks)
     """``main`` with policy and ``v`` heads, or ``actor`` (policy) and ``critic`` (``v``)."""
+
+
+def approx_kl(log_prob: torch.Tensor, old_log_prob: torch.Tensor) -> float:
+    """KL(pi_old || pi) estimated from the logged actions as E[(r - 1) - log r]
+    (Schulman's low-variance estimator), r = pi / pi_old."""
+    with torch.no_grad():
+        log_ratio = log_prob - old_log_prob
+        return ((log_ratio.exp() - 1) - log_ratio).mean().item()
+
+
+def value_error(values: torch.Tensor, returns: torch.Tensor) -> torch.Tensor:
+    """The squared error of the values to the returns, averaged."""
+    return ((values - returns) ** 2).mean()
+
+
+class LossTotals:
+    """Sums of named losses over a block's gradient steps, for their means."""
+
+    def __init__(self) -> None:
+        self.steps = 0
+        self.totals: dict[str, float] = {}
+
+    def add(self, **losses: float) -> None:
+        """One gradient step's losses."""
+        self.steps += 1
+        for name, value in losses.items():
+            self.totals[name] = self.totals.get(name, 0.0) + value
+
+    def means(self) -> dict[str, float]:
+        return {name: total / max(self.steps, 1) for name, total in self.totals.items()}
 
 
 class StochasticPolicy(Policy):
@@ -218,8 +252,25 @@ class OnPolicyAgent(Agent):
 
     # -- learning ---------------------------------------------------------------------------
 
-    def before_learning(self) -> None:
-        """Called once per full block, before its epochs (schedules and the like)."""
+    def train(self) -> int:
+        """Learn from the block once it is full (`learn_from_block`), then clear it."""
+        if self.phase is not RunPhase.TRAIN or not self.rollout.full:
+            return 0
+        steps, losses = self.learn_from_block()
+        self.rollout.clear()
+        self.training_rounds += 1
+        self.training_steps += steps
+        for name, value in losses.items():
+            self.log.scalar(f"Loss/{name}", value)
+        return steps
+
+    def learn_from_block(self) -> tuple[int, dict[str, float]]:
+        """Learn from the full rollout block; returns the gradient steps taken and the mean
+        of each named loss."""
+        raise NotImplementedError(f"{type(self).__name__} does not learn from its blocks")
+
+    def follow_learning_rate(self) -> None:
+        """Set the networks' learning rate from ``learning_rate_schedule``, if there is one."""
         schedule = self.params.algorithm.learning_rate_schedule
         if schedule is not None:
             rate = schedule.value(self.training_env_steps)
@@ -227,11 +278,9 @@ class OnPolicyAgent(Agent):
                 for group in net.optimizer.param_groups:
                     group["lr"] = rate
 
-    def stop_epochs(self, losses: dict[str, float]) -> bool:
-        """Whether to end the block's epochs early after a minibatch (never, by default)."""
-        return False
-
-    def _advantages(self) -> None:
+    def compute_advantages(self) -> None:
+        """GAE over the full block, bootstrapped from the values after its last step and
+        after every truncation in it (`Rollout.compute_advantages`)."""
         algorithm = self.params.algorithm
         c = self.rollout.columns
         with torch.no_grad():
@@ -250,53 +299,30 @@ class OnPolicyAgent(Agent):
             algorithm.discount, algorithm.gae_lambda,
         )  # fmt: skip
 
-    def train(self) -> int:
-        if self.phase is not RunPhase.TRAIN or not self.rollout.full:
-            return 0
-        algorithm = self.params.algorithm
-        self.before_learning()
-        self._advantages()
-        steps = 0
-        totals: dict[str, float] = {}
-        for _ in range(algorithm.epochs):
-            stop = False
-            for batch in self.rollout.minibatches(algorithm.batch_size or len(self.rollout)):
-                losses = self.learn_from_batch(batch)
-                for name, value in losses.items():
-                    totals[name] = totals.get(name, 0.0) + value
-                steps += 1
-                if self.stop_epochs(losses):
-                    stop = True
-                    break
-            if stop:
-                break
-        self.rollout.clear()
-        self.training_rounds += 1
-        self.training_steps += steps
-        for name, total in totals.items():
-            self.log.scalar(f"Loss/{name}", total / max(steps, 1))
-        return steps
+    def minibatches(self) -> Iterator[Batch]:
+        """The block's rows in shuffled minibatches of ``batch_size`` (0: the whole block),
+        as tensors on the agent's device."""
+        size = self.params.algorithm.batch_size or len(self.rollout)
+        for batch in self.rollout.minibatches(size):
+            yield on_device(batch, self.device)
 
-    def policy_loss(
-        self, log_prob: torch.Tensor, batch: Batch, advantages: torch.Tensor
-    ) -> torch.Tensor:
-        """The policy's loss on a minibatch."""
-        raise NotImplementedError
-
-    def value_loss(self, values: torch.Tensor, batch: Batch) -> torch.Tensor:
-        return ((values - batch.extras["returns"]) ** 2).mean()
-
-    def learn_from_batch(self, batch: Batch) -> dict[str, float]:
-        algorithm = self.params.algorithm
-        b = batch.map(lambda a: torch.as_tensor(a, device=self.device))
+    def evaluate(self, b: Batch) -> tuple[Distribution, torch.Tensor, torch.Tensor]:
+        """For a minibatch: the current policy's distribution, the log-probability of the
+        actions taken (of the pre-squash sample, for a Gaussian) and the advantages
+        (standardized when ``normalize_advantages``)."""
         dist = self.distribution(b.states)
         log_prob = dist.log_prob(b.extras["raw_action"] if self.continuous else b.actions)
         advantages = b.extras["advantages"]
-        if algorithm.normalize_advantages and len(advantages) > 1:
+        if self.params.algorithm.normalize_advantages and len(advantages) > 1:
             advantages = (advantages - advantages.mean()) / (advantages.std() + 1e-8)
-        policy_loss = self.policy_loss(log_prob, b, advantages)
-        value_loss = self.value_loss(self.values(b.states), b)
-        entropy = dist.entropy().mean()
+        return dist, log_prob, advantages
+
+    def descend(
+        self, policy_loss: torch.Tensor, value_loss: torch.Tensor, entropy: torch.Tensor
+    ) -> None:
+        """One gradient step on ``policy + c_v value - c_e entropy``: on the shared network,
+        or the policy's part on the actor and the value's on the critic."""
+        algorithm = self.params.algorithm
         if self.actor is self.critic:
             self.actor.train_step(
                 policy_loss
@@ -306,15 +332,6 @@ class OnPolicyAgent(Agent):
         else:
             self.actor.train_step(policy_loss - algorithm.entropy_coefficient * entropy)
             self.critic.train_step(algorithm.value_coefficient * value_loss)
-        with torch.no_grad():
-            log_ratio = log_prob - b.extras["log_prob"]
-            approx_kl = ((log_ratio.exp() - 1) - log_ratio).mean().item()
-        return {
-            "policy_loss": policy_loss.item(),
-            "value_loss": value_loss.item(),
-            "entropy": entropy.item(),
-            "approx_kl": approx_kl,
-        }
 
     def state_dict(self, include_memory: bool = False) -> dict[str, Any]:
         # The block in progress is small and part of the policy's data: always kept.

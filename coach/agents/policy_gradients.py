@@ -11,14 +11,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-import torch
-
 from coach.agents.on_policy import (
+    LossTotals,
     OnPolicyAgent,
     OnPolicyAgentParameters,
     OnPolicyAlgorithmParameters,
+    approx_kl,
+    value_error,
 )
-from coach.core.types import Batch
 from coach.memories.memory import MemoryParameters
 from coach.memories.rollout import RolloutParameters
 
@@ -51,9 +51,25 @@ class PolicyGradientsAgentParameters(OnPolicyAgentParameters):
 
 
 class PolicyGradientsAgent(OnPolicyAgent):
-    """REINFORCE: log-likelihood weighted by the return minus the baseline."""
+    """REINFORCE with a baseline, and A2C: the log-likelihood of each action weighted by its
+    advantage, ``-E[log pi(a|s) A] + c_v (V - R)^2 - c_e H``, on every full block."""
 
-    def policy_loss(
-        self, log_prob: torch.Tensor, batch: Batch, advantages: torch.Tensor
-    ) -> torch.Tensor:
-        return -(log_prob * advantages).mean()
+    def learn_from_block(self) -> tuple[int, dict[str, float]]:
+        algorithm = self.params.algorithm
+        self.follow_learning_rate()
+        self.compute_advantages()
+        losses = LossTotals()
+        for _ in range(algorithm.epochs):
+            for b in self.minibatches():
+                dist, log_prob, advantages = self.evaluate(b)
+                policy_loss = -(log_prob * advantages).mean()
+                value_loss = value_error(self.values(b.states), b.extras["returns"])
+                entropy = dist.entropy().mean()
+                self.descend(policy_loss, value_loss, entropy)
+                losses.add(
+                    policy_loss=policy_loss.item(),
+                    value_loss=value_loss.item(),
+                    entropy=entropy.item(),
+                    approx_kl=approx_kl(log_prob, b.extras["log_prob"]),
+                )
+        return losses.steps, losses.means()

@@ -11,14 +11,14 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-import torch
-
 from coach.agents.on_policy import (
+    LossTotals,
     OnPolicyAgent,
     OnPolicyAgentParameters,
     OnPolicyAlgorithmParameters,
+    approx_kl,
+    value_error,
 )
-from coach.core.types import Batch
 
 
 @dataclass(slots=True, kw_only=True)
@@ -52,32 +52,37 @@ class PPOAgent(OnPolicyAgent):
     def __init__(self, params: PPOAgentParameters, *args: Any, **kwargs: Any) -> None:
         super().__init__(params, *args, **kwargs)
         self.kl_coefficient = params.algorithm.initial_kl_coefficient
-        self._block_kls: list[float] = []
 
-    def policy_loss(
-        self, log_prob: torch.Tensor, batch: Batch, advantages: torch.Tensor
-    ) -> torch.Tensor:
-        log_ratio = log_prob - batch.extras["log_prob"]
-        ratio = log_ratio.exp()
-        kl = ((ratio - 1) - log_ratio).mean()
-        return -(ratio * advantages).mean() + self.kl_coefficient * kl
-
-    def stop_epochs(self, losses: dict[str, float]) -> bool:
-        self._block_kls.append(losses["approx_kl"])
-        return False
-
-    def train(self) -> int:
-        steps = super().train()
-        if steps and self._block_kls:
-            kl = sum(self._block_kls) / len(self._block_kls)
-            target = self.params.algorithm.target_kl
-            if kl > 1.5 * target:
+    def learn_from_block(self) -> tuple[int, dict[str, float]]:
+        algorithm = self.params.algorithm
+        self.follow_learning_rate()
+        self.compute_advantages()
+        losses = LossTotals()
+        for _ in range(algorithm.epochs):
+            for b in self.minibatches():
+                dist, log_prob, advantages = self.evaluate(b)
+                log_ratio = log_prob - b.extras["log_prob"]
+                ratio = log_ratio.exp()
+                kl = ((ratio - 1) - log_ratio).mean()
+                policy_loss = -(ratio * advantages).mean() + self.kl_coefficient * kl
+                value_loss = value_error(self.values(b.states), b.extras["returns"])
+                entropy = dist.entropy().mean()
+                self.descend(policy_loss, value_loss, entropy)
+                losses.add(
+                    policy_loss=policy_loss.item(),
+                    value_loss=value_loss.item(),
+                    entropy=entropy.item(),
+                    approx_kl=approx_kl(log_prob, b.extras["log_prob"]),
+                )
+        # Beta doubles when the block's mean KL overshot 1.5 x target, halves below 1 / 1.5.
+        mean_kl = losses.means().get("approx_kl")
+        if mean_kl is not None:
+            if mean_kl > 1.5 * algorithm.target_kl:
                 self.kl_coefficient *= 2.0
-            elif kl < target / 1.5:
+            elif mean_kl < algorithm.target_kl / 1.5:
                 self.kl_coefficient /= 2.0
             self.log.scalar("Loss/kl_coefficient", self.kl_coefficient)
-            self._block_kls.clear()
-        return steps
+        return losses.steps, losses.means()
 
     def state_dict(self, include_memory: bool = False) -> dict[str, Any]:
         state = super().state_dict(include_memory)

@@ -26,6 +26,7 @@ from gymnasium import spaces
 
 from coach.agents.acting import Policy, QPolicy
 from coach.agents.agent import Agent, AgentParameters, AlgorithmParameters
+from coach.agents.learning import on_device
 from coach.core.run_phase import RunPhase
 from coach.core.step_units import EnvironmentSteps, TrainingSteps
 from coach.core.types import ActionInfo, Batch, EnvResponse, Observation, Transition
@@ -84,17 +85,6 @@ class BatchDQNAlgorithmParameters(DQNAlgorithmParameters):
 # -- the pieces of an update ----------------------------------------------------------------
 
 
-def td_targets(
-    rewards: torch.Tensor,
-    discount: torch.Tensor | float,
-    terminated: torch.Tensor,
-    next_values: torch.Tensor,
-) -> torch.Tensor:
-    """``r + discount * V(s')``, the bootstrap dropped only where the episode terminated (a
-    truncation still bootstraps), (B,)."""
-    return rewards + discount * (1.0 - terminated.float()) * next_values
-
-
 def regression_rows(
     q: torch.Tensor, target: torch.Tensor, loss: str, huber_delta: float
 ) -> torch.Tensor:
@@ -134,11 +124,6 @@ def double_q_target_values(
         online = allowed(online, next_states)
     best = online.argmax(dim=1, keepdim=True)
     return q_values(network.target_predict(next_states)).gather(1, best).squeeze(1)
-
-
-def on_device(batch: Batch, device: torch.device) -> Batch:
-    """A sampled batch as tensors on ``device``."""
-    return batch.map(lambda a: torch.as_tensor(a, device=device))
 
 
 # -- the family's shared agent ----------------------------------------------------------------

@@ -21,13 +21,17 @@ import torch
 
 from coach.agents.acting import Policy
 from coach.agents.agent import AgentParameters
-from coach.agents.ddpg import (
-    DDPGAgent,
-    DDPGAlgorithmParameters,
+from coach.agents.critics import (
+    ActorCriticAlgorithmParameters,
+    ContinuousActorCritic,
     actor_network,
     critic_network,
+    critic_steps,
+    frozen,
+    soft_update,
     with_action,
 )
+from coach.agents.learning import on_device, td_targets
 from coach.core.run_phase import RunPhase
 from coach.core.types import ActionInfo, Batch, Observation
 from coach.errors import CoachError
@@ -40,7 +44,7 @@ from coach.networks.parameters import NetworkParameters
 
 
 @dataclass(slots=True, kw_only=True)
-class SACAlgorithmParameters(DDPGAlgorithmParameters):
+class SACAlgorithmParameters(ActorCriticAlgorithmParameters):
     """SAC's algorithm parameters (the paper's, as SB3 keeps them)."""
 
     target_entropy: float | None = None
@@ -106,10 +110,10 @@ class SamplingPolicy(Policy):
         return ActionInfo(action=actions.cpu().numpy().astype(self.action_space.dtype))
 
 
-class SACAgent(DDPGAgent):
+class SACAgent(ContinuousActorCritic):
     """SAC: maximum-entropy actor-critic with twin critics and a learned temperature."""
 
-    params: SACAgentParameters  # type: ignore[assignment]
+    params: SACAgentParameters
 
     critic_names = ("critic_1", "critic_2")
 
@@ -151,30 +155,36 @@ class SACAgent(DDPGAgent):
 
     def bootstrap_values(self, next_states: dict[str, torch.Tensor]) -> torch.Tensor:
         """The soft value of the next states: ``min Q'(s', a') - alpha log pi(a'|s')``."""
-        policy = self.distribution(next_states)
-        actions, u = policy.sample(self.torch_generator)
+        distribution = self.distribution(next_states)
+        actions, u = distribution.sample(self.torch_generator)
         inputs = with_action(next_states, actions)
         q = torch.minimum(*(critic.target_predict(inputs)["q"] for critic in self.critics))
-        return q - self.alpha * policy.log_prob(u)
+        return q - self.alpha * distribution.log_prob(u)
 
-    def train_actor_and_temperature(self, states: dict[str, torch.Tensor]) -> dict[str, float]:
-        """One step of the actor on ``alpha log pi(a|s) - min Q(s, a)``, with ``a`` drawn by
-        reparameterization, then one of the temperature."""
-        for critic in self.critics:
-            critic.online.requires_grad_(False)
-        try:
-            policy = self.distribution(states)
-            actions, u = policy.sample(self.torch_generator)  # mean + std * noise: a gradient
-            log_prob = policy.log_prob(u)
-            inputs = with_action(states, actions)
-            q = torch.minimum(*(critic(inputs)["q"] for critic in self.critics))
-            actor_loss = (self.alpha * log_prob - q).mean()
+    def learn_from_batch(self, batch: Batch) -> dict[str, float]:
+        algorithm = self.params.algorithm
+        b = on_device(batch, self.device)
+        # Both critics regress on the soft target.
+        with torch.no_grad():
+            next_values = self.bootstrap_values(b.next_states)
+            target = td_targets(b.rewards, algorithm.discount, b.terminated, next_values)
+        inputs = with_action(b.states, b.actions.float())
+        losses, q = critic_steps(self.critics, self.critic_names, inputs, target)
+        self.critic_updates += 1
+        losses["q_mean"] = q.mean().item()
+        # The actor: alpha log pi(a|s) - min Q(s, a), with a drawn by reparameterization
+        # (mean + std * noise: a gradient flows through it); the critics take none.
+        with frozen(self.critics):
+            distribution = self.distribution(b.states)
+            actions, u = distribution.sample(self.torch_generator)
+            log_prob = distribution.log_prob(u)
+            state_actions = with_action(b.states, actions)
+            q_new = torch.minimum(*(critic(state_actions)["q"] for critic in self.critics))
+            actor_loss = (self.alpha * log_prob - q_new).mean()
             self.actor.train_step(actor_loss)
-        finally:
-            for critic in self.critics:
-                critic.online.requires_grad_(True)
-        losses = {"actor_loss": actor_loss.item(), "entropy": -log_prob.detach().mean().item()}
-        if self.params.algorithm.learn_temperature:
+        losses["actor_loss"] = actor_loss.item()
+        losses["entropy"] = -log_prob.detach().mean().item()
+        if algorithm.learn_temperature:
             # d/d(log alpha) of -log alpha * (log pi + target): alpha rises while the entropy
             # is below its target.
             temperature_loss = -(self.log_alpha * (log_prob.detach() + self.target_entropy)).mean()
@@ -183,14 +193,7 @@ class SACAgent(DDPGAgent):
             self.alpha_optimizer.step()
             losses["temperature_loss"] = temperature_loss.item()
         losses["alpha"] = self.alpha
-        return losses
-
-    def learn_from_batch(self, batch: Batch) -> dict[str, float]:
-        b = batch.map(lambda a: torch.as_tensor(a, device=self.device))
-        losses = self.train_critics(b)
-        losses.update(self.train_actor_and_temperature(b.states))
-        for critic in self.critics:
-            critic.update_target(self.params.algorithm.tau)
+        soft_update(self.critics, algorithm.tau)  # the actor has no target
         return losses
 
     # -- checkpoints ------------------------------------------------------------------------

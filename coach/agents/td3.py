@@ -14,13 +14,18 @@ from typing import Any
 
 import torch
 
-from coach.agents.ddpg import (
-    DDPGAgent,
-    DDPGAgentParameters,
-    DDPGAlgorithmParameters,
+from coach.agents.acting import Policy
+from coach.agents.critics import (
+    ContinuousActorCritic,
     actor_network,
     critic_network,
+    critic_steps,
+    frozen,
+    soft_update,
+    with_action,
 )
+from coach.agents.ddpg import DDPGAgentParameters, DDPGAlgorithmParameters, DeterministicPolicy
+from coach.agents.learning import on_device, td_targets
 from coach.core.types import Batch
 from coach.networks.parameters import NetworkParameters
 
@@ -56,7 +61,7 @@ class TD3AgentParameters(DDPGAgentParameters):
         return TD3Agent
 
 
-class TD3Agent(DDPGAgent):
+class TD3Agent(ContinuousActorCritic):
     """TD3: twin critics, smoothed targets, delayed actor and target updates."""
 
     params: TD3AgentParameters
@@ -69,6 +74,9 @@ class TD3Agent(DDPGAgent):
         self.actor_updates = 0
         """Gradient steps taken by the actor (one per ``policy_delay`` critic steps)."""
 
+    def make_policy(self) -> Policy:
+        return DeterministicPolicy(self.networks["actor"], **self.policy_arguments())
+
     def next_actions(self, next_states: dict[str, torch.Tensor]) -> torch.Tensor:
         """The target actor's actions with clipped Gaussian noise, kept in the bounds."""
         algorithm = self.params.algorithm
@@ -78,13 +86,32 @@ class TD3Agent(DDPGAgent):
         noise = (noise * algorithm.target_policy_noise).clamp(-clip, clip) * self.half_range
         return torch.maximum(torch.minimum(actions + noise, self.high), self.low)
 
+    def bootstrap_values(self, next_states: dict[str, torch.Tensor]) -> torch.Tensor:
+        """The smaller of the twin target critics at the smoothed target actions, (B,)."""
+        inputs = with_action(next_states, self.next_actions(next_states))
+        first, second = (critic.target_predict(inputs)["q"] for critic in self.critics)
+        return torch.minimum(first, second)
+
     def learn_from_batch(self, batch: Batch) -> dict[str, float]:
-        b = batch.map(lambda a: torch.as_tensor(a, device=self.device))
-        losses = self.train_critics(b)
-        if self.critic_updates % self.params.algorithm.policy_delay == 0:
-            losses["actor_loss"] = self.train_actor(b.states)
+        algorithm = self.params.algorithm
+        b = on_device(batch, self.device)
+        # Both critics regress on the clipped double-Q target.
+        with torch.no_grad():
+            next_values = self.bootstrap_values(b.next_states)
+            target = td_targets(b.rewards, algorithm.discount, b.terminated, next_values)
+        inputs = with_action(b.states, b.actions.float())
+        losses, q = critic_steps(self.critics, self.critic_names, inputs, target)
+        self.critic_updates += 1
+        losses["q_mean"] = q.mean().item()
+        # Every policy_delay critic steps: the actor climbs the first critic, targets follow.
+        if self.critic_updates % algorithm.policy_delay == 0:
+            with frozen(self.critics):
+                actions = self.actor(b.states)["policy"]
+                actor_loss = -self.critics[0](with_action(b.states, actions))["q"].mean()
+                self.actor.train_step(actor_loss)
+            losses["actor_loss"] = actor_loss.item()
             self.actor_updates += 1
-            self.update_targets()
+            soft_update([self.actor, *self.critics], algorithm.tau)
         return losses
 
     def state_dict(self, include_memory: bool = False) -> dict[str, Any]:

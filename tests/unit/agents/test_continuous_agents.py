@@ -14,7 +14,8 @@ import torch
 from gymnasium import spaces
 
 from coach.agents.agent import AgentParameters
-from coach.agents.ddpg import DDPGAgent, DDPGAgentParameters, actor_network, critic_network
+from coach.agents.critics import ContinuousActorCritic, frozen, with_action
+from coach.agents.ddpg import DDPGAgentParameters, actor_network, critic_network
 from coach.agents.sac import SACAgent, SACAgentParameters
 from coach.agents.td3 import TD3Agent, TD3AgentParameters
 from coach.core.run_phase import RunPhase
@@ -44,9 +45,9 @@ def _small(params: AgentParameters) -> AgentParameters:
     return params
 
 
-def _agent(params: AgentParameters, seed: int = 0) -> DDPGAgent:
+def _agent(params: AgentParameters, seed: int = 0) -> ContinuousActorCritic:
     agent = params.agent_class()(_small(params), OBSERVATIONS, ACTIONS, 1, seed=seed)
-    assert isinstance(agent, DDPGAgent)
+    assert isinstance(agent, ContinuousActorCritic)
     agent.phase = RunPhase.TRAIN
     return agent
 
@@ -105,22 +106,32 @@ def test_ddpg_critic_target_is_the_one_step_td_target() -> None:
             target_q = agent.critics[0].target_predict({**b.next_states, "action": next_actions})
             expected = b.rewards + 0.99 * (0.0 if terminated else 1.0) * target_q["q"]
             q = agent.critics[0]({**b.states, "action": b.actions})["q"]
-        loss = agent.train_critics(b)["critic_loss"]
+        loss = agent.learn_from_batch(batch)["critic_loss"]
         assert loss == pytest.approx(float(((q - expected) ** 2).mean()), rel=1e-5)
 
 
-def test_ddpg_actor_step_leaves_the_critic_alone_and_targets_move_by_tau() -> None:
-    params = DDPGAgentParameters()
-    params.algorithm.tau = 0.25
-    agent = _agent(params)
+def test_an_actor_step_through_frozen_critics_leaves_them_alone() -> None:
+    agent = _agent(DDPGAgentParameters())
     critic_before = _weights(agent.critics[0].online)
     b = _batch().map(torch.as_tensor)
     agent.critics[0].online.zero_grad(set_to_none=True)
-    agent.train_actor(b.states)
+    with frozen(agent.critics):
+        actions = agent.actor(b.states)["policy"]
+        loss = -agent.critics[0](with_action(b.states, actions))["q"].mean()
+        agent.actor.train_step(loss)
     assert all(p.grad is None for p in agent.critics[0].online.parameters())
     assert torch.equal(_weights(agent.critics[0].online), critic_before)
-    online, target = _weights(agent.actor.online), _weights(agent.actor.target)  # type: ignore[arg-type]
-    agent.update_targets()
+    assert all(p.requires_grad for p in agent.critics[0].online.parameters())
+
+
+def test_ddpg_targets_move_by_tau_after_each_step() -> None:
+    params = DDPGAgentParameters()
+    params.algorithm.tau = 0.25
+    agent = _agent(params)
+    batch = _batch()
+    target = _weights(agent.actor.target)  # type: ignore[arg-type]
+    agent.learn_from_batch(batch)
+    online = _weights(agent.actor.online)  # after the step, before nothing else moves it
     np.testing.assert_allclose(
         _weights(agent.actor.target),  # type: ignore[arg-type]
         target + 0.25 * (online - target),

@@ -10,7 +10,7 @@ from gymnasium import spaces
 
 from coach.agents.actor_critic import ActorCriticAgentParameters
 from coach.agents.clipped_ppo import ClippedPPOAgentParameters, clipped_surrogate_loss
-from coach.agents.on_policy import OnPolicyAgentParameters
+from coach.agents.on_policy import OnPolicyAgent, OnPolicyAgentParameters
 from coach.agents.policy_gradients import PolicyGradientsAgentParameters
 from coach.agents.ppo import PPOAgent, PPOAgentParameters
 from coach.core.run_phase import RunPhase
@@ -114,11 +114,27 @@ def test_a2c_takes_one_step_per_block_on_the_whole_block() -> None:
 
 
 def test_a2c_policy_loss_is_the_advantage_weighted_log_likelihood() -> None:
-    agent = graph("CartPole-v1", ActorCriticAgentParameters(), 0).top_level.agent
-    log_prob = torch.tensor([-0.5, -1.0])
-    advantages = torch.tensor([2.0, -1.0])
-    loss = agent.policy_loss(log_prob, None, advantages)  # type: ignore[attr-defined,arg-type]
-    torch.testing.assert_close(loss, torch.tensor(-(-0.5 * 2.0 + -1.0 * -1.0) / 2))
+    g = graph("CartPole-v1", ActorCriticAgentParameters(), 0)
+    agent = g.top_level.agent
+    assert isinstance(agent, OnPolicyAgent)
+    learn = agent.learn_from_block
+    expected, reported = [], []
+
+    def spy() -> tuple[int, dict[str, float]]:
+        agent.compute_advantages()
+        block = next(iter(agent.minibatches()))  # A2C: the whole block at once
+        with torch.no_grad():
+            _, log_prob, advantages = agent.evaluate(block)
+        expected.append(float(-(log_prob * advantages).mean()))
+        agent.minibatches = lambda: iter([block])  # type: ignore[method-assign]
+        steps, losses = learn()
+        reported.append(losses["policy_loss"])
+        return steps, losses
+
+    agent.learn_from_block = spy  # type: ignore[method-assign]
+    g.train_and_act(EnvironmentSteps(10))  # one block of 5 steps x 2 envs
+    g.close()
+    assert len(reported) == 1 and reported[0] == pytest.approx(expected[0], rel=1e-6)
 
 
 def test_ppo_kl_coefficient_adapts_to_the_target() -> None:
