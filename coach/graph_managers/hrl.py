@@ -16,7 +16,7 @@ from gymnasium import spaces
 
 from coach.agents.agent import AgentParameters
 from coach.environments.environment import Environment
-from coach.environments.gym_environment import GymEnvironmentParameters
+from coach.environments.parameters import GymEnvironmentParameters
 from coach.errors import CoachError
 from coach.graph_managers.graph_manager import GraphManager
 from coach.graph_managers.parameters import RunContext, ScheduleParameters

@@ -11,7 +11,7 @@ import torch
 from coach.agents.dqn import DQNAgent, DQNAgentParameters
 from coach.checkpoints import find_checkpoint, load_checkpoint
 from coach.core.step_units import EnvironmentEpisodes, EnvironmentSteps, TrainingSteps
-from coach.environments.gym_environment import GymEnvironmentParameters
+from coach.environments.parameters import GymEnvironmentParameters
 from coach.graph_managers.basic_rl import BasicRLGraphManager
 from coach.graph_managers.parameters import EvaluationResult, RunContext, ScheduleParameters
 
