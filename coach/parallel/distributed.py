@@ -34,8 +34,9 @@ from coach.core.step_units import EnvironmentSteps, StepUnit
 from coach.environments.environment import Environment
 from coach.errors import CoachError
 from coach.graph_managers.basic_rl import BasicRLGraphManager
+from coach.graph_managers.evaluation import EvaluationResult
 from coach.graph_managers.graph_manager import GraphManager, RunInterrupted
-from coach.graph_managers.parameters import EvaluationResult, RunContext
+from coach.graph_managers.parameters import RunContext
 from coach.level_manager import LevelManager
 from coach.memories.experience_replay import ExperienceReplay
 from coach.memories.hindsight import EpisodicHindsightExperienceReplay

@@ -24,7 +24,7 @@ from coach.core.step_units import EnvironmentEpisodes, StepUnit
 from coach.core.types import Batch, EnvResponse
 from coach.environments.parameters import GymEnvironmentParameters
 from coach.errors import CoachError
-from coach.graph_managers.parameters import EvaluationEpisodes, EvaluationResult
+from coach.graph_managers.evaluation import EvaluationEpisodes, EvaluationResult
 from coach.memories.memory import Memory
 from coach.memories.open_episodes import flatten_step, nest_step
 

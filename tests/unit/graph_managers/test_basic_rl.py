@@ -13,7 +13,8 @@ from coach.checkpoints import find_checkpoint, load_checkpoint
 from coach.core.step_units import EnvironmentEpisodes, EnvironmentSteps, TrainingSteps
 from coach.environments.parameters import GymEnvironmentParameters
 from coach.graph_managers.basic_rl import BasicRLGraphManager
-from coach.graph_managers.parameters import EvaluationResult, RunContext, ScheduleParameters
+from coach.graph_managers.evaluation import EvaluationResult
+from coach.graph_managers.parameters import RunContext, ScheduleParameters
 
 
 def small_graph(num_envs: int = 1) -> BasicRLGraphManager:
