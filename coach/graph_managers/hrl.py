@@ -80,7 +80,7 @@ class HRLGraphManager(GraphManager):
     def _build(self, context: RunContext) -> tuple[Environment, list[LevelManager]]:
         environment = self.env_params.build()
         goals = self.hierarchy.goals
-        goal_space: spaces.Space | None = self.hierarchy.goal_space
+        goal_space: spaces.Space[Any] | None = self.hierarchy.goal_space
         if goal_space is None:
             goal_space = environment.observation_space.spaces.get(goals.achieved_goal_key)
             if goal_space is None:
