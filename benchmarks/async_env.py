@@ -19,7 +19,7 @@ import time
 
 from gymnasium.vector.utils import batch_space
 
-from coach.environments.gym_environment import GymEnvironmentParameters
+from coach.environments.parameters import GymEnvironmentParameters
 
 LEVELS = ("BipedalWalker-v3", "HalfCheetah-v5")
 NUM_ENVS = (1, 2, 4)

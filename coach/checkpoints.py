@@ -144,12 +144,12 @@ def load_checkpoint(path: Path) -> dict[str, Any]:
     """
     checkpoint = find_checkpoint(path)
     try:
-        state = torch.load(checkpoint, map_location="cpu", weights_only=True)
+        loaded = torch.load(checkpoint, map_location="cpu", weights_only=True)
     except Exception as error:
         raise CoachError(f"checkpoint {checkpoint} is corrupted or unreadable: {error}") from None
-    if not isinstance(state, dict) or state.get("format") != FORMAT:
+    if not isinstance(loaded, dict) or loaded.get("format") != FORMAT:
         raise CoachError(f"{checkpoint} is not a Coach checkpoint (format {FORMAT})")
-    state = unpack(state)
+    state: dict[str, Any] = unpack(loaded)
     state["path"] = str(checkpoint)
     return state
 

@@ -277,6 +277,7 @@ def _run(opts: RunOptions) -> int:
 
         check_recording(opts.record_dataset, distributed=graph is not preset.graph_manager)
     resuming = opts.resume is not None
+    new_folders: list[Path] = []  # what this run creates, parents first; none on resume
     if resuming:
         assert opts.resume is not None and checkpoint is not None
         directory, run_seed = opts.resume, int(checkpoint["seed"])

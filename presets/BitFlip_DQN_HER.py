@@ -3,7 +3,8 @@ finished episode is stored with 4 relabeled copies of every step, their goals th
 reached later in the episode ("future"). Its twin without hindsight replay is BitFlip_DQN."""
 
 from coach import BasicRLGraphManager, PresetValidation
-from coach.memories.hindsight import EpisodicHindsightExperienceReplayParameters, GoalReward
+from coach.core.goals import GoalReward
+from coach.memories.hindsight import EpisodicHindsightExperienceReplayParameters
 from coach_presets import _bit_flip
 
 agent = _bit_flip.agent()

@@ -31,7 +31,7 @@ from coach.core.run_phase import RunPhase
 from coach.core.step_units import EnvironmentSteps, TrainingSteps
 from coach.core.types import ActionInfo, Batch, EnvResponse, Observation, Transition
 from coach.errors import CoachError
-from coach.memories.memory import Memory, TakesPriorities
+from coach.memories.memory import TakesPriorities
 from coach.memories.n_step import NStepAccumulator
 from coach.networks.network_wrapper import NetworkWrapper
 
@@ -95,7 +95,7 @@ def regression_rows(
 
 
 def replay_mean(
-    rows: torch.Tensor, td_errors: torch.Tensor, batch: Batch, memory: Memory | None
+    rows: torch.Tensor, td_errors: torch.Tensor, batch: Batch, memory: object
 ) -> torch.Tensor:
     """The loss of a sampled ``batch`` (in torch) from its rows (B,): their mean, weighted by
     a prioritized memory's importance weights; that memory gets the rows' new TD errors."""

@@ -17,7 +17,7 @@ from coach.batch.episodes import Dataset, Episode
 from coach.errors import CoachError
 
 _ARRAY_SPACES = (spaces.Box, spaces.Discrete, spaces.MultiDiscrete, spaces.MultiBinary)
-_DTYPE_KINDS: tuple[tuple[type[spaces.Space], str], ...] = (
+_DTYPE_KINDS: tuple[tuple[type[spaces.Space[Any]], str], ...] = (
     (spaces.Box, "biuf"),
     (spaces.Discrete, "iu"),
     (spaces.MultiDiscrete, "iu"),
@@ -27,7 +27,7 @@ _DTYPE_KINDS: tuple[tuple[type[spaces.Space], str], ...] = (
 
 
 def check_spaces(
-    dataset: Dataset, observation_space: spaces.Space, action_space: spaces.Space
+    dataset: Dataset, observation_space: spaces.Space[Any], action_space: spaces.Space[Any]
 ) -> None:
     """Refuse a dataset recorded in other spaces than the environment's.
 
@@ -50,7 +50,7 @@ def check_spaces(
         raise CoachError(f"dataset {dataset.name!r} has " + "; and ".join(problems))
 
 
-def check_supported(space: spaces.Space, role: str, where: str) -> None:
+def check_supported(space: spaces.Space[Any], role: str, where: str) -> None:
     """Refuse a space whose values are not arrays (a Dict of them for observations)."""
     if isinstance(space, _ARRAY_SPACES):
         return
@@ -68,15 +68,15 @@ def check_supported(space: spaces.Space, role: str, where: str) -> None:
 
 def episode_misfit(
     episode: Episode,
-    observation_space: spaces.Space,
-    action_space: spaces.Space,
+    observation_space: spaces.Space[Any],
+    action_space: spaces.Space[Any],
     behaviour_keys: set[str],
 ) -> str | None:
     """What in an episode does not fit the spaces (``None`` when it all fits)."""
     if episode.rewards.ndim != 1 or len(episode.rewards) == 0:
         return f"has rewards of shape {episode.rewards.shape}; expected (T,) with T >= 1 steps"
     steps = len(episode.rewards)
-    fields: list[tuple[str, np.ndarray, spaces.Space | None, int]] = [
+    fields: list[tuple[str, np.ndarray, spaces.Space[Any] | None, int]] = [
         ("actions", episode.actions, action_space, steps),
         ("terminations", episode.terminations, None, steps),
         ("truncations", episode.truncations, None, steps),
@@ -118,7 +118,7 @@ def episode_misfit(
     return None
 
 
-def _same_space(ours: spaces.Space, theirs: spaces.Space) -> bool:
+def _same_space(ours: spaces.Space[Any], theirs: spaces.Space[Any]) -> bool:
     if isinstance(ours, spaces.Box) and isinstance(theirs, spaces.Box):
         return (
             ours.shape == theirs.shape

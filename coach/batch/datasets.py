@@ -53,8 +53,8 @@ _MINARI_NAGS = r"(`\w+` is set to None|env_spec is None)"
 def write_dataset(
     name: str,
     episodes: Sequence[Episode],
-    observation_space: spaces.Space,
-    action_space: spaces.Space,
+    observation_space: spaces.Space[Any],
+    action_space: spaces.Space[Any],
     env_id: str | None = None,
     *,
     algorithm_name: str | None = None,
@@ -87,7 +87,7 @@ def write_dataset(
             unregistered ``env_id``, or an episode whose arrays do not fit the spaces.
     """
     dataset_id = check_new_dataset(name)
-    path = get_dataset_path(dataset_id)
+    path = Path(get_dataset_path(dataset_id))
     if not episodes:
         raise CoachError(f"no episodes to write to dataset {dataset_id!r}")
     check_supported(observation_space, "observation", f"dataset {dataset_id!r}")
@@ -298,7 +298,7 @@ def _read(data_path: Path) -> Dataset:
     )
 
 
-def _episode(data: minari.EpisodeData, observation_space: spaces.Space) -> Episode:
+def _episode(data: minari.EpisodeData, observation_space: spaces.Space[Any]) -> Episode:
     observations = data.observations
     if isinstance(observations, dict):
         space_keys = observation_space.spaces if isinstance(observation_space, spaces.Dict) else {}

@@ -51,9 +51,9 @@ class Dataset:
     """Its directory (the one holding ``data/``)."""
     episodes: list[Episode]
     """Its episodes, in the order they were written."""
-    observation_space: spaces.Space
+    observation_space: spaces.Space[Any]
     """The environment's observation space when the dataset was recorded."""
-    action_space: spaces.Space
+    action_space: spaces.Space[Any]
     """The environment's action space when the dataset was recorded."""
     env_id: str | None
     """The registered gymnasium id of the environment, if it was recorded."""

@@ -39,7 +39,8 @@ from coach.core.run_phase import RunPhase
 from coach.core.step_units import EnvironmentEpisodes, EnvironmentSteps, Epochs
 from coach.core.types import Transition
 from coach.environments.environment import Environment
-from coach.environments.gym_environment import GymEnvironment, GymEnvironmentParameters
+from coach.environments.gym_environment import GymEnvironment
+from coach.environments.parameters import GymEnvironmentParameters
 from coach.errors import CoachError
 from coach.filters.filter import ObservationFilter, RewardFilter
 from coach.graph_managers.basic_rl import BasicRLGraphManager

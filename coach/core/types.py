@@ -139,10 +139,10 @@ class EnvResponse:
     ended an episode (``terminated | truncated``): the autoreset of a step."""
 
     def __post_init__(self) -> None:
-        if self.episode_started is None:
-            self.episode_started = np.asarray(self.terminated, dtype=bool) | np.asarray(
-                self.truncated, dtype=bool
-            )
+        if self.episode_started is None:  # left out: the autoreset of a step
+            self.episode_started = np.asarray(  # type: ignore[unreachable]
+                self.terminated, dtype=bool
+            ) | np.asarray(self.truncated, dtype=bool)
 
     @classmethod
     def first(

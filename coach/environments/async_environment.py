@@ -32,7 +32,7 @@ import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
 from multiprocessing.connection import Connection
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import gymnasium as gym
 import numpy as np
@@ -42,9 +42,6 @@ from gymnasium.vector.async_vector_env import _async_worker
 from coach.core.types import EnvResponse
 from coach.environments.environment import Environment
 from coach.errors import CoachError
-
-if TYPE_CHECKING:
-    from coach.environments.gym_environment import GymEnvironmentParameters
 
 _INFO = "coach_info"
 """The one key of the info dictionaries the copies hand to gymnasium."""
@@ -75,8 +72,9 @@ class _PackedInfos(gym.Wrapper):
 
 @dataclass(frozen=True, slots=True)
 class _MakeCopy:
-    """Makes one copy; picklable (a module-level class around a bound method of the
-    parameters, a dataclass), as the "forkserver" and "spawn" start methods require."""
+    """Makes one copy; picklable (a module-level class around a picklable maker, such as a
+    bound method of `GymEnvironmentParameters`), as the "forkserver" and "spawn" start
+    methods require."""
 
     make_env: Callable[[], gym.Env]
 
@@ -173,29 +171,39 @@ class AsyncGymEnvironment(Environment):
     cannot be saved.
 
     Args:
-        params: The environment; ``params.make_env`` makes each copy (in its subprocess).
+        make_env: Makes one copy, in its subprocess; picklable
+            (`GymEnvironmentParameters.make_env`).
+        num_envs: How many copies step together.
+        observation_key: The name a non-dict observation gets in the observation dictionary.
+        name: The environment in error messages (its gymnasium id).
 
     Raises:
         CoachError: when ``num_envs`` is below 1 or a copy cannot be made, in this process
             or in a subprocess.
     """
 
-    def __init__(self, params: GymEnvironmentParameters) -> None:
-        if params.num_envs < 1:
-            raise CoachError(f"num_envs must be >= 1, got {params.num_envs}")
-        self.params = params
-        self.num_envs = params.num_envs
+    def __init__(
+        self,
+        make_env: Callable[[], gym.Env],
+        num_envs: int = 1,
+        observation_key: str = "observation",
+        *,
+        name: str,
+    ) -> None:
+        if num_envs < 1:
+            raise CoachError(f"num_envs must be >= 1, got {num_envs}")
+        self.num_envs = num_envs
         try:
-            self._envs = _Subprocesses([_MakeCopy(params.make_env)] * self.num_envs)
+            self._envs = _Subprocesses([_MakeCopy(make_env)] * self.num_envs)
         except _CopyFailed as error:
             raise CoachError(
-                f"cannot make environment {params.level!r} in a subprocess "
+                f"cannot make environment {name!r} in a subprocess "
                 f'(vectorization="async"): {error} (a subprocess starts afresh: ids registered '
                 f"while this process ran are unknown to it)"
             ) from None
         except (EOFError, OSError) as error:  # a subprocess died before it could report
             raise CoachError(
-                f"the subprocesses of environment {params.level!r} ended while starting "
+                f"the subprocesses of environment {name!r} ended while starting "
                 f'(vectorization="async"): {error!r}; their own error is printed above'
             ) from None
         single_space = self._envs.single_observation_space
@@ -204,7 +212,7 @@ class AsyncGymEnvironment(Environment):
         if isinstance(single_space, spaces.Dict):
             self.observation_space = single_space
         else:
-            self.observation_space = spaces.Dict({params.observation_key: single_space})
+            self.observation_space = spaces.Dict({observation_key: single_space})
         self._keys = list(self.observation_space.spaces)
         self.action_space = self._envs.single_action_space
         self.metadata = self._envs.metadata

@@ -20,8 +20,8 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 
-from coach.environments.gym_environment import GymEnvironmentParameters
 from coach.environments.levels import resolve_level
+from coach.environments.parameters import GymEnvironmentParameters
 from coach.errors import CoachError
 
 

@@ -1,4 +1,4 @@
-"""The gymnasium adapter: any registered id or ``module:Class``, ``num_envs`` copies.
+"""The gymnasium adapter: ``num_envs`` copies of a gymnasium environment, in this process.
 
 The copies step in one loop with gymnasium's SAME_STEP autoreset semantics: where an episode
 ends the copy is reset at once, the response's ``observation`` is the new episode's first
@@ -7,13 +7,12 @@ rather than gymnasium's ``SyncVectorEnv`` because that one costs about 13 micros
 step over the bare environment (its info merging and generic concatenation), which by itself
 would hold a one-env heatup to a third of the bare environment's speed. With
 ``vectorization="async"`` the copies step in subprocesses instead, in parallel
-(`coach.environments.async_environment`).
+(`coach.environments.async_environment`); `coach.environments.parameters` picks one.
 """
 
 from __future__ import annotations
 
-import importlib
-from dataclasses import dataclass, field
+from collections.abc import Callable
 from typing import Any
 
 import gymnasium as gym
@@ -21,107 +20,40 @@ import numpy as np
 from gymnasium import spaces
 
 from coach.core.types import EnvResponse
-from coach.environments.async_environment import AsyncGymEnvironment
 from coach.environments.env_state import get_env_state, set_env_state
 from coach.environments.environment import Environment
-from coach.environments.levels import resolve_level
 from coach.errors import CoachError
 
 
-@dataclass(slots=True, kw_only=True)
-class GymEnvironmentParameters:
-    """Which gymnasium environment to run, and how many copies of it."""
-
-    level: str
-    """A registered gymnasium id (``CartPole-v1``) or an entry point ``package.module:Class``."""
-    num_envs: int = 1
-    """How many copies step together (a batch of environments)."""
-    kwargs: dict[str, Any] = field(default_factory=dict)
-    """Keyword arguments for the environment's constructor."""
-    max_episode_steps: int | None = None
-    """Override of the time limit (truncation) of an episode; ``None`` keeps the default."""
-    observation_key: str = "observation"
-    """The name a non-dict observation gets in the observation dictionary."""
-    render_mode: str | None = None
-    """Gymnasium render mode (``human``, ``rgb_array``) or ``None``."""
-    level_set: str | None = None
-    """The level set ``-lvl`` picks ``level`` from (``atari``, ``mujoco``, ``box2d``), if any."""
-    vectorization: str = "sync"
-    """``sync``: copies step in this process; ``async``: a subprocess each, for CPU-heavy steps."""
-
-    def build(self) -> Environment:
-        """The environment: `GymEnvironment` or, for ``vectorization="async"``,
-        `AsyncGymEnvironment`.
-
-        Raises:
-            CoachError: for a ``vectorization`` other than ``"sync"`` and ``"async"``.
-        """
-        if self.vectorization == "sync":
-            return GymEnvironment(self)
-        if self.vectorization == "async":
-            return AsyncGymEnvironment(self)
-        raise CoachError(f'vectorization must be "sync" or "async", got {self.vectorization!r}')
-
-    def select_level(self, name: str) -> None:
-        """Pick ``name`` from the level set (``-lvl``).
-
-        Raises:
-            CoachError: when there is no level set or no such level in it.
-        """
-        if self.level_set is None:
-            raise CoachError(
-                f"this preset's environment ({self.level}) has no level set to choose from; "
-                f"-cp environment.level=ID changes its environment"
-            )
-        self.level = resolve_level(self.level_set, name)
-
-    def make_env(self) -> gym.Env:
-        """Make one copy: by registered id, by a level of the level set, or by importing
-        ``module:Class``."""
-        kwargs = dict(self.kwargs)
-        if self.render_mode is not None:
-            kwargs["render_mode"] = self.render_mode
-        level = self.level
-        if self.level_set is not None:
-            level = resolve_level(self.level_set, level)
-        elif level.startswith("coach/"):
-            import coach_environments  # noqa: F401 - registers the environments Coach ships
-        if ":" in level and level not in gym.registry:
-            module_name, _, class_name = level.partition(":")
-            try:
-                env_class = getattr(importlib.import_module(module_name), class_name)
-            except (ImportError, AttributeError) as error:
-                raise CoachError(f"cannot load environment {level!r}: {error}") from error
-            try:
-                env: gym.Env = env_class(**kwargs)
-            except (TypeError, ValueError) as error:  # wrong or bad keyword arguments
-                raise CoachError(f"cannot make environment {level!r}: {error}") from error
-            if self.max_episode_steps is not None:
-                env = gym.wrappers.TimeLimit(env, self.max_episode_steps)
-            return env
-        try:
-            return gym.make(level, max_episode_steps=self.max_episode_steps, **kwargs)
-        except (gym.error.Error, TypeError, ValueError) as error:
-            # An unknown id, or keyword arguments the environment refuses.
-            raise CoachError(f"cannot make gymnasium environment {level!r}: {error}") from error
-
-
 class GymEnvironment(Environment):
-    """``num_envs`` copies of a gymnasium environment behind Coach's batched interface."""
+    """``num_envs`` copies of a gymnasium environment behind Coach's batched interface.
 
-    def __init__(self, params: GymEnvironmentParameters) -> None:
-        if params.num_envs < 1:
-            raise CoachError(f"num_envs must be >= 1, got {params.num_envs}")
-        self.params = params
-        self.num_envs = params.num_envs
-        self.envs = [params.make_env() for _ in range(self.num_envs)]
+    Args:
+        make_env: Makes one copy (`GymEnvironmentParameters.make_env`).
+        num_envs: How many copies step together.
+        observation_key: The name a non-dict observation gets in the observation dictionary.
+
+    Raises:
+        CoachError: when ``num_envs`` is below 1.
+    """
+
+    def __init__(
+        self,
+        make_env: Callable[[], gym.Env],
+        num_envs: int = 1,
+        observation_key: str = "observation",
+    ) -> None:
+        if num_envs < 1:
+            raise CoachError(f"num_envs must be >= 1, got {num_envs}")
+        self.num_envs = num_envs
+        self.envs = [make_env() for _ in range(self.num_envs)]
         single_space = self.envs[0].observation_space
         self._dict_observations = isinstance(single_space, spaces.Dict)
         self.observation_space: spaces.Dict
         if isinstance(single_space, spaces.Dict):
             self.observation_space = single_space
         else:
-            self.observation_space = spaces.Dict({params.observation_key: single_space})
+            self.observation_space = spaces.Dict({observation_key: single_space})
         self._keys = list(self.observation_space.spaces)
         self.action_space = self.envs[0].action_space
         self.metadata = self.envs[0].metadata

@@ -11,6 +11,7 @@ scheduled value is by default a fraction of the action range (0.1 is a tenth of
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 from gymnasium import spaces
@@ -21,7 +22,7 @@ from coach.exploration.exploration_policy import ExplorationPolicy
 from coach.schedules import LinearSchedule, Schedule
 
 
-def bounded_box(action_space: spaces.Space, name: str) -> spaces.Box:
+def bounded_box(action_space: spaces.Space[Any], name: str) -> spaces.Box:
     """``action_space`` as a Box with finite bounds, or a CoachError naming what was given."""
     if not isinstance(action_space, spaces.Box):
         raise CoachError(f"{name} needs a Box (continuous) action space, got {action_space}")
@@ -57,7 +58,7 @@ class AdditiveNoiseParameters:
     """True: the values above are fractions of ``high - low`` (per dimension); False: they
     are in the action's own units."""
 
-    def build(self, action_space: spaces.Space, rng: np.random.Generator) -> AdditiveNoise:
+    def build(self, action_space: spaces.Space[Any], rng: np.random.Generator) -> AdditiveNoise:
         return AdditiveNoise(
             action_space,
             rng,
@@ -86,7 +87,7 @@ class AdditiveNoise(ExplorationPolicy):
 
     def __init__(
         self,
-        action_space: spaces.Space,
+        action_space: spaces.Space[Any],
         rng: np.random.Generator,
         noise_schedule: Schedule,
         evaluation_noise: float = 0.0,

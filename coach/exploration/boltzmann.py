@@ -9,6 +9,7 @@ to record a dataset with: its randomness is where its values are close).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 from gymnasium import spaces
@@ -30,7 +31,7 @@ class BoltzmannParameters:
     evaluation_temperature: float = 0.0
     """The temperature while evaluating; 0 is greedy."""
 
-    def build(self, action_space: spaces.Space, rng: np.random.Generator) -> Boltzmann:
+    def build(self, action_space: spaces.Space[Any], rng: np.random.Generator) -> Boltzmann:
         return Boltzmann(action_space, rng, self.temperature_schedule, self.evaluation_temperature)
 
 
@@ -45,7 +46,7 @@ class Boltzmann(ExplorationPolicy):
 
     def __init__(
         self,
-        action_space: spaces.Space,
+        action_space: spaces.Space[Any],
         rng: np.random.Generator,
         temperature_schedule: Schedule,
         evaluation_temperature: float = 0.0,

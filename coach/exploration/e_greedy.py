@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 from gymnasium import spaces
@@ -26,7 +27,7 @@ class EGreedyParameters:
     evaluation_epsilon: float = 0.0
     """Epsilon while evaluating."""
 
-    def build(self, action_space: spaces.Space, rng: np.random.Generator) -> EGreedy:
+    def build(self, action_space: spaces.Space[Any], rng: np.random.Generator) -> EGreedy:
         return EGreedy(action_space, rng, self.epsilon_schedule, self.evaluation_epsilon)
 
 
@@ -42,7 +43,7 @@ class EGreedy(ExplorationPolicy):
 
     def __init__(
         self,
-        action_space: spaces.Space,
+        action_space: spaces.Space[Any],
         rng: np.random.Generator,
         epsilon_schedule: Schedule,
         evaluation_epsilon: float = 0.0,

@@ -22,7 +22,7 @@ from coach.errors import CoachError
 from coach.exploration.exploration_policy import ExplorationPolicy, uniform_integers
 
 
-def _check(action_space: spaces.Space, name: str) -> int:
+def _check(action_space: spaces.Space[Any], name: str) -> int:
     if not isinstance(action_space, spaces.Discrete):
         raise CoachError(f"{name} exploration needs a Discrete action space, got {action_space}")
     return int(action_space.start)
@@ -35,7 +35,7 @@ class BootstrappedParameters:
     num_heads: int = 10
     """How many heads there are to choose from (the network's)."""
 
-    def build(self, action_space: spaces.Space, rng: np.random.Generator) -> Bootstrapped:
+    def build(self, action_space: spaces.Space[Any], rng: np.random.Generator) -> Bootstrapped:
         return Bootstrapped(action_space, rng, self.num_heads)
 
 
@@ -43,7 +43,7 @@ class Bootstrapped(ExplorationPolicy):
     """Greedy on a head drawn per env and per episode; the ensemble mean in evaluation."""
 
     def __init__(
-        self, action_space: spaces.Space, rng: np.random.Generator, num_heads: int
+        self, action_space: spaces.Space[Any], rng: np.random.Generator, num_heads: int
     ) -> None:
         self.start = _check(action_space, "Bootstrapped")
         super().__init__(action_space, rng)
@@ -83,14 +83,14 @@ class UCBParameters:
     c: float = 1.0
     """Weight of the heads' disagreement."""
 
-    def build(self, action_space: spaces.Space, rng: np.random.Generator) -> UCB:
+    def build(self, action_space: spaces.Space[Any], rng: np.random.Generator) -> UCB:
         return UCB(action_space, rng, self.c)
 
 
 class UCB(ExplorationPolicy):
     """Upper confidence bound over an ensemble of Q heads."""
 
-    def __init__(self, action_space: spaces.Space, rng: np.random.Generator, c: float) -> None:
+    def __init__(self, action_space: spaces.Space[Any], rng: np.random.Generator, c: float) -> None:
         self.start = _check(action_space, "UCB")
         super().__init__(action_space, rng)
         self.c = c

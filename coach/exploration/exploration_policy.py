@@ -28,7 +28,7 @@ def greedy_probabilities(action_values: np.ndarray) -> np.ndarray:
     return probabilities
 
 
-def uniform_behaviour(space: spaces.Space, count: int) -> dict[str, np.ndarray]:
+def uniform_behaviour(space: spaces.Space[Any], count: int) -> dict[str, np.ndarray]:
     """What a dataset logs of uniform random actions (heatup): the probability of every
     action (Discrete), or the log density of the action drawn (a bounded Box)."""
     if isinstance(space, spaces.Discrete):
@@ -39,7 +39,7 @@ def uniform_behaviour(space: spaces.Space, count: int) -> dict[str, np.ndarray]:
     return {}
 
 
-def random_actions(space: spaces.Space, count: int, rng: np.random.Generator) -> np.ndarray:
+def random_actions(space: spaces.Space[Any], count: int, rng: np.random.Generator) -> np.ndarray:
     """``count`` uniform random actions from ``space``, drawn with ``rng``."""
     if isinstance(space, spaces.Discrete):
         actions = uniform_integers(rng, int(space.n), count)
@@ -59,7 +59,7 @@ def random_actions(space: spaces.Space, count: int, rng: np.random.Generator) ->
 class ExplorationParameters(Protocol):
     """What an agent's ``exploration`` parameters are: something that builds its policy."""
 
-    def build(self, action_space: spaces.Space, rng: np.random.Generator) -> ExplorationPolicy:
+    def build(self, action_space: spaces.Space[Any], rng: np.random.Generator) -> ExplorationPolicy:
         """The exploration policy over ``action_space``, drawing with ``rng``."""
         ...
 
@@ -71,7 +71,7 @@ class ExplorationPolicy(ABC):
     functions of that count, so a checkpoint restores the policy by restoring the count.
     """
 
-    def __init__(self, action_space: spaces.Space, rng: np.random.Generator) -> None:
+    def __init__(self, action_space: spaces.Space[Any], rng: np.random.Generator) -> None:
         self.action_space = action_space
         self.rng = rng
         self.steps = 0

@@ -45,7 +45,7 @@ class OUProcessParameters:
     do, unbounded too. True: it is in units of ``high - low`` (per dimension), which needs
     finite bounds."""
 
-    def build(self, action_space: spaces.Space, rng: np.random.Generator) -> OUProcess:
+    def build(self, action_space: spaces.Space[Any], rng: np.random.Generator) -> OUProcess:
         return OUProcess(
             action_space,
             rng,
@@ -82,7 +82,7 @@ class OUProcess(ExplorationPolicy):
 
     def __init__(
         self,
-        action_space: spaces.Space,
+        action_space: spaces.Space[Any],
         rng: np.random.Generator,
         *,
         mu: float = 0.0,

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 import torch
@@ -84,7 +85,7 @@ class TruncatedNormalParameters:
     """True: the noise values are fractions of ``high - low`` of the box (per dimension);
     False: they are in the action's own units."""
 
-    def build(self, action_space: spaces.Space, rng: np.random.Generator) -> TruncatedNormal:
+    def build(self, action_space: spaces.Space[Any], rng: np.random.Generator) -> TruncatedNormal:
         return TruncatedNormal(
             action_space,
             rng,
@@ -120,7 +121,7 @@ class TruncatedNormal(AdditiveNoise):
 
     def __init__(
         self,
-        action_space: spaces.Space,
+        action_space: spaces.Space[Any],
         rng: np.random.Generator,
         noise_schedule: Schedule,
         evaluation_noise: float = 0.0,

@@ -34,7 +34,7 @@ class Filter:
 class ObservationFilter(Filter):
     """Transforms one observation key of a batch of observations."""
 
-    def output_space(self, input_space: spaces.Space) -> spaces.Space:
+    def output_space(self, input_space: spaces.Space[Any]) -> spaces.Space[Any]:
         """The space of what `filter` emits for inputs from ``input_space``.
 
         Raises:
@@ -74,7 +74,7 @@ class ActionFilter(Filter):
     acts in (``input_space``), the reverse of the observation filters.
     """
 
-    def input_space(self, output_space: spaces.Space) -> spaces.Space:
+    def input_space(self, output_space: spaces.Space[Any]) -> spaces.Space[Any]:
         """The agent-facing action space, given the environment-facing one.
 
         Raises:

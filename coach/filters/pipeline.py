@@ -70,7 +70,9 @@ class InputFilter:
         the filters; filters with per-episode history start it over for those envs."""
         return self._through(observation, lambda f, x: f.start_episodes(x, rows))
 
-    def _through(self, observation: dict[str, Any], apply: Callable[[Any, Any], Any]) -> Any:
+    def _through(
+        self, observation: dict[str, Any], apply: Callable[[Any, Any], Any]
+    ) -> dict[str, Any]:
         """``observation`` through the key selection, then each key's filters, in order."""
         if self.select_keys is not None:
             observation = apply(self.select_keys, observation)
@@ -117,7 +119,7 @@ class OutputFilter:
     action_filters: list[ActionFilter] = field(default_factory=list)
     """Filters applied to the action, in order from the agent to the environment."""
 
-    def bind(self, action_space: spaces.Space) -> spaces.Space:
+    def bind(self, action_space: spaces.Space[Any]) -> spaces.Space[Any]:
         """Check the filters against the environment's action space; return the agent's."""
         for f in reversed(self.action_filters):
             action_space = f.input_space(action_space)

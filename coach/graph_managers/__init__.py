@@ -1,9 +1,10 @@
 """Graph managers: what builds the levels of a run and drives its phases."""
 
 from coach.graph_managers.basic_rl import BasicRLGraphManager
+from coach.graph_managers.evaluation import EvaluationResult
 from coach.graph_managers.graph_manager import GraphManager, RunInterrupted
 from coach.graph_managers.hrl import HACGraphManager, HierarchyParameters, HRLGraphManager
-from coach.graph_managers.parameters import EvaluationResult, RunContext, ScheduleParameters
+from coach.graph_managers.parameters import RunContext, ScheduleParameters
 
 __all__ = [
     "BasicRLGraphManager",

@@ -6,7 +6,7 @@ from typing import Any
 
 from coach.agents.agent import Agent, AgentParameters
 from coach.environments.environment import Environment
-from coach.environments.gym_environment import GymEnvironmentParameters
+from coach.environments.parameters import GymEnvironmentParameters
 from coach.graph_managers.graph_manager import GraphManager
 from coach.graph_managers.parameters import RunContext, ScheduleParameters
 from coach.level_manager import LevelManager

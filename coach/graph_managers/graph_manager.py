@@ -10,13 +10,14 @@ Every phase steps the top level until the phase's budget, counted in its own ste
 spent. Episodes in flight are dropped when an evaluation starts and when it ends, so an
 evaluation always scores whole, fresh episodes.
 
-The loop keeps its place in counters (where the current training period ends, whether heatup
-is done), so a run restored from a checkpoint carries on exactly where it stopped.
+The loop keeps its place in counters (`RunProgress`: where the current training period ends,
+whether heatup is done), so a run restored from a checkpoint carries on exactly where it
+stopped; what a checkpoint holds is `coach.graph_managers.run_state`, what an evaluation gives
+back `coach.graph_managers.evaluation`.
 """
 
 from __future__ import annotations
 
-import dataclasses
 import time
 from abc import ABC, abstractmethod
 from collections.abc import Callable
@@ -31,13 +32,9 @@ from coach.core.run_phase import RunPhase
 from coach.core.step_units import EnvironmentEpisodes, EnvironmentSteps, StepUnit, TrainingSteps
 from coach.environments.environment import Environment
 from coach.errors import CoachError
-from coach.graph_managers.parameters import (
-    EvaluationEpisodes,
-    EvaluationResult,
-    RunContext,
-    RunProgress,
-    ScheduleParameters,
-)
+from coach.graph_managers.evaluation import EvaluationEpisodes, EvaluationResult
+from coach.graph_managers.parameters import RunContext, ScheduleParameters
+from coach.graph_managers.run_state import RunProgress, restore_run, run_state, with_memories
 from coach.level_manager import LevelManager
 from coach.logging.experiment_logger import ExperimentLogger
 from coach.logging.video import EvaluationVideo
@@ -71,7 +68,8 @@ class GraphManager(ABC):
         """Set (to the signal number) by a signal handler: the run stops after this step."""
         self._phase = RunPhase.HEATUP
         self.progress = RunProgress()
-        self._fresh_episodes = True
+        self.fresh_episodes = True
+        """The next phase starts new episodes rather than going on with those in flight."""
         self._checkpoints: CheckpointSchedule | None = None
         self._snapshot: dict[str, Any] | None = None
         self.video: EvaluationVideo | None = None
@@ -179,10 +177,10 @@ class GraphManager(ABC):
         # Seeded once; later resets continue each environment's own random stream.
         self.top_level.reset(None if self.progress.seeded else self.context.seed)
         self.progress.seeded = True
-        self._fresh_episodes = False
+        self.fresh_episodes = False
 
     def _run(self, budget: StepUnit, on_response: Any = None) -> None:
-        if self._fresh_episodes:
+        if self.fresh_episodes:
             self._reset()
         count = self._counter(budget)
         end = count() + budget.num_steps
@@ -245,7 +243,7 @@ class GraphManager(ABC):
             # it (references, not copies: nothing an evaluation changes is in them).
             self._snapshot = self.state_dict()
         self.phase = RunPhase.EVALUATE
-        self._fresh_episodes = True
+        self.fresh_episodes = True
         started = time.perf_counter()
         before, episodes_before = self._total_env_steps(), self._episodes()
         episodes = EvaluationEpisodes(steps, self.top_level.num_envs)
@@ -275,7 +273,7 @@ class GraphManager(ABC):
         self.record_evaluation(result)
         if self.logger is not None:
             self._progress(time.perf_counter() - started, self._total_env_steps() - before)
-        self._fresh_episodes = True  # training goes on with fresh episodes
+        self.fresh_episodes = True  # training goes on with fresh episodes
         self._snapshot = None
         return result
 
@@ -344,57 +342,12 @@ class GraphManager(ABC):
     # -- checkpoints ------------------------------------------------------------------------
 
     def state_dict(self, include_memory: bool = False) -> dict[str, Any]:
-        """Everything a run needs to carry on exactly (see `coach.checkpoints`)."""
-        assert self.environment is not None
-        return {
-            "preset": self.name,
-            "level": getattr(self.parameters().get("environment"), "level", None),
-            "seed": self.context.seed,
-            "phase": self._phase.value,
-            "progress": dataclasses.asdict(self.progress),
-            "env_total_steps": self.environment.total_steps,
-            "env_total_episodes": self.environment.total_episodes,
-            "evaluations": [
-                [e.env_steps, e.rewards, e.lengths, e.successes] for e in self.evaluations
-            ],
-            "episodes_in_flight": not self._fresh_episodes,
-            "environment": None if self._fresh_episodes else self.environment.state_dict(),
-            "agents": [level.agent.state_dict(include_memory) for level in self.levels],
-            "logger": self.logger.state_dict() if self.logger is not None else None,
-        }
+        """Everything a run needs to carry on exactly (see `coach.graph_managers.run_state`)."""
+        return run_state(self, include_memory)
 
     def load_state_dict(self, state: dict[str, Any], whole_run: bool = True) -> None:
         """Restore a checkpoint: the whole run, or (``whole_run=False``) only the agents."""
-        assert self.environment is not None
-        where = state.get("path", "the checkpoint")
-        if len(state["agents"]) != len(self.levels):
-            raise CoachError(
-                f"{where} has {len(state['agents'])} agents, this graph {len(self.levels)}"
-            )
-        in_flight = whole_run and state["environment"] is not None
-        for level, agent_state in zip(self.levels, state["agents"], strict=True):
-            try:
-                level.agent.load_state_dict(agent_state, episodes_in_flight=in_flight)
-            except (RuntimeError, KeyError, ValueError) as error:
-                first_line = str(error).strip().splitlines()[0]
-                raise CoachError(
-                    f"{where} does not fit this preset's agents: {first_line}"
-                ) from None
-        if not whole_run:
-            return
-        self._phase = RunPhase(state["phase"])
-        self.top_level.phase = self._phase
-        self.progress = RunProgress(**state["progress"])
-        self.environment.total_steps = int(state["env_total_steps"])
-        self.environment.total_episodes = int(state["env_total_episodes"])
-        self.evaluations = [EvaluationResult(*e) for e in state["evaluations"]]
-        self._fresh_episodes = not in_flight
-        if in_flight:
-            self.environment.load_state_dict(state["environment"])
-        elif state["episodes_in_flight"] and self.logger is not None:
-            self.logger.info(
-                "this environment's episodes cannot be saved: the episodes in flight restart"
-            )
+        restore_run(self, state, whole_run)
 
     def save_checkpoint(self) -> Path | None:
         """Write a checkpoint now (during an evaluation: the run as it was before it)."""
@@ -402,12 +355,9 @@ class GraphManager(ABC):
         if directory is None:
             return None
         if self._phase is RunPhase.EVALUATE and self._snapshot is not None:
-            state = dict(self._snapshot)
-            if self.context.save_memory:  # memories do not change while evaluating
-                state["agents"] = [
-                    {**a, "memory": level.agent.memory.state_dict() if level.agent.memory else None}
-                    for a, level in zip(state["agents"], self.levels, strict=True)
-                ]
+            state = self._snapshot
+            if self.context.save_memory:
+                state = with_memories(state, self.levels)
         else:
             state = self.state_dict(include_memory=self.context.save_memory)
         path = save_checkpoint(

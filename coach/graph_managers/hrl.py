@@ -16,7 +16,7 @@ from gymnasium import spaces
 
 from coach.agents.agent import AgentParameters
 from coach.environments.environment import Environment
-from coach.environments.gym_environment import GymEnvironmentParameters
+from coach.environments.parameters import GymEnvironmentParameters
 from coach.errors import CoachError
 from coach.graph_managers.graph_manager import GraphManager
 from coach.graph_managers.parameters import RunContext, ScheduleParameters
@@ -92,7 +92,7 @@ class HRLGraphManager(GraphManager):
     def _build(self, context: RunContext) -> tuple[Environment, list[LevelManager]]:
         environment = self.env_params.build()
         goals = self.hierarchy.goals
-        goal_space: spaces.Space | None = self.hierarchy.goal_space
+        goal_space: spaces.Space[Any] | None = self.hierarchy.goal_space
         if goal_space is None:
             goal_space = environment.observation_space.spaces.get(goals.achieved_goal_key)
             if goal_space is None:

@@ -1,4 +1,4 @@
-"""What a run is given (schedule, run context) and what an evaluation gives back."""
+"""What a run is given: its schedule (the preset's) and its context (the command line's)."""
 
 from __future__ import annotations
 
@@ -6,10 +6,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 from coach.core.step_units import EnvironmentEpisodes, EnvironmentSteps, StepUnit
-from coach.core.types import EnvResponse
 
 
 @dataclass(slots=True, kw_only=True)
@@ -54,77 +51,3 @@ class RunContext:
     """How many checkpoints are kept; older ones are deleted."""
     resume: dict[str, Any] | None = None
     """A checkpoint to carry on, in the experiment folder it was written to."""
-
-
-@dataclass(slots=True)
-class RunProgress:
-    """Where a run stands: what its loop needs to carry on exactly after a restore."""
-
-    evaluation_env_steps: int = 0
-    """Env steps spent in evaluations (off the training clock)."""
-    evaluation_episodes: int = 0
-    """Episodes finished in evaluations."""
-    frozen_env_steps: int = 0
-    """The training clock while an evaluation runs."""
-    seeded: bool = False
-    """The environments had their seeded reset."""
-    heatup_done: bool = False
-    """Heatup has spent its budget."""
-    improve_start: int | None = None
-    """The training count at which `improve` began, in the improve budget's unit."""
-    period_end: int | None = None
-    """Where the current training period ends, in its own unit; ``None`` between periods."""
-
-
-@dataclass(slots=True)
-class EvaluationResult:
-    """The episodes of one evaluation period."""
-
-    env_steps: int
-    """The run's training env steps when the evaluation ran."""
-    rewards: list[float]
-    """Each episode's undiscounted return."""
-    lengths: list[int]
-    """Each episode's length."""
-    successes: list[float] = field(default_factory=list)
-    """Each episode's ``is_success`` (goal-based environments report it in the last step's
-    info); empty when the environment reports none."""
-
-    @property
-    def mean_reward(self) -> float:
-        return float(np.mean(self.rewards)) if self.rewards else float("nan")
-
-    @property
-    def success_rate(self) -> float:
-        """The fraction of episodes that reached their goal (nan without successes)."""
-        return float(np.mean(self.successes)) if self.successes else float("nan")
-
-
-class EvaluationEpisodes:
-    """Collects the finished episodes of an evaluation.
-
-    With an episode budget of ``n`` over ``num_envs`` copies, copy ``i`` contributes its first
-    ``(n + i) // num_envs`` episodes: short episodes, which end first, are not favoured.
-    With a step budget every finished episode counts.
-    """
-
-    def __init__(self, budget: StepUnit, num_envs: int) -> None:
-        self.by_episodes = isinstance(budget, EnvironmentEpisodes)
-        self.quota = [(budget.num_steps + i) // num_envs for i in range(num_envs)]
-        self.counts = [0] * num_envs
-        self.rewards: list[float] = []
-        self.lengths: list[int] = []
-        self.successes: list[float] = []
-
-    def record(self, response: EnvResponse) -> bool:
-        """Take a step's finished episodes; true once every copy has run its share."""
-        for i in np.flatnonzero(response.terminated | response.truncated):
-            if self.by_episodes and self.counts[i] >= self.quota[i]:
-                continue
-            self.counts[i] += 1
-            self.rewards.append(float(response.episode_return[i]))
-            self.lengths.append(int(response.episode_length[i]))
-            info = response.infos[i] if response.infos else {}
-            if "is_success" in info:
-                self.successes.append(float(info["is_success"]))
-        return self.by_episodes and self.counts == self.quota

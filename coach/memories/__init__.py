@@ -1,5 +1,6 @@
 """Memories: where agents keep their experience."""
 
+from coach.core.goals import GoalReward
 from coach.memories.experience_replay import ExperienceReplay, ExperienceReplayParameters
 from coach.memories.hierarchical_hindsight import (
     HierarchicalHindsightExperienceReplay,
@@ -8,7 +9,6 @@ from coach.memories.hierarchical_hindsight import (
 from coach.memories.hindsight import (
     EpisodicHindsightExperienceReplay,
     EpisodicHindsightExperienceReplayParameters,
-    GoalReward,
 )
 from coach.memories.memory import Memory
 from coach.memories.n_step import NStepAccumulator

@@ -32,15 +32,15 @@ class ExperienceReplayParameters:
     def build(
         self,
         observation_space: spaces.Dict,
-        action_space: spaces.Space,
+        action_space: spaces.Space[Any],
         rng: np.random.Generator,
-        extra_spaces: dict[str, spaces.Space] | None = None,
+        extra_spaces: dict[str, spaces.Space[Any]] | None = None,
     ) -> ExperienceReplay:
         """The memory, for an agent's spaces (and its extra columns), sampling with ``rng``."""
         return ExperienceReplay(self.max_size, observation_space, action_space, rng, extra_spaces)
 
 
-def _column(capacity: int, space: spaces.Space) -> np.ndarray:
+def _column(capacity: int, space: spaces.Space[Any]) -> np.ndarray:
     if space.shape is None:
         raise CoachError(f"a replay memory cannot store the space {space}: it has no shape")
     return np.zeros((capacity, *space.shape), dtype=space.dtype)
@@ -62,9 +62,9 @@ class ExperienceReplay(Memory):
         self,
         capacity: int,
         observation_space: spaces.Dict,
-        action_space: spaces.Space,
+        action_space: spaces.Space[Any],
         rng: np.random.Generator,
-        extra_spaces: dict[str, spaces.Space] | None = None,
+        extra_spaces: dict[str, spaces.Space[Any]] | None = None,
     ) -> None:
         if capacity < 1:
             raise CoachError(f"a replay memory needs a capacity >= 1, got {capacity}")

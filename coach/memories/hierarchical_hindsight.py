@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 from gymnasium import spaces
@@ -52,9 +53,9 @@ class HierarchicalHindsightExperienceReplay(EpisodicHindsightExperienceReplay):
         self,
         capacity: int,
         observation_space: spaces.Dict,
-        action_space: spaces.Space,
+        action_space: spaces.Space[Any],
         rng: np.random.Generator,
-        extra_spaces: dict[str, spaces.Space] | None = None,
+        extra_spaces: dict[str, spaces.Space[Any]] | None = None,
         **hindsight: object,
     ) -> None:
         super().__init__(

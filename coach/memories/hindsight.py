@@ -52,9 +52,9 @@ class EpisodicHindsightExperienceReplayParameters:
     def build(
         self,
         observation_space: spaces.Dict,
-        action_space: spaces.Space,
+        action_space: spaces.Space[Any],
         rng: np.random.Generator,
-        extra_spaces: dict[str, spaces.Space] | None = None,
+        extra_spaces: dict[str, spaces.Space[Any]] | None = None,
     ) -> EpisodicHindsightExperienceReplay:
         """The memory, for an agent's spaces (and its extra columns), drawing with ``rng``."""
         return self.memory_class()(
@@ -131,9 +131,9 @@ class EpisodicHindsightExperienceReplay(ExperienceReplay):
         self,
         capacity: int,
         observation_space: spaces.Dict,
-        action_space: spaces.Space,
+        action_space: spaces.Space[Any],
         rng: np.random.Generator,
-        extra_spaces: dict[str, spaces.Space] | None = None,
+        extra_spaces: dict[str, spaces.Space[Any]] | None = None,
         *,
         hindsight_goal_selection_method: str = "future",
         hindsight_transitions_per_regular_transition: int = 4,

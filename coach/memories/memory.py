@@ -18,9 +18,9 @@ class MemoryParameters(Protocol):
     def build(
         self,
         observation_space: spaces.Dict,
-        action_space: spaces.Space,
+        action_space: spaces.Space[Any],
         rng: np.random.Generator,
-        extra_spaces: dict[str, spaces.Space] | None = None,
+        extra_spaces: dict[str, spaces.Space[Any]] | None = None,
     ) -> Memory:
         """The memory, for an agent's spaces (and its extra columns), sampling with ``rng``."""
         ...

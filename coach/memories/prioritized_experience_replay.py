@@ -43,9 +43,9 @@ class PrioritizedExperienceReplayParameters:
     def build(
         self,
         observation_space: spaces.Dict,
-        action_space: spaces.Space,
+        action_space: spaces.Space[Any],
         rng: np.random.Generator,
-        extra_spaces: dict[str, spaces.Space] | None = None,
+        extra_spaces: dict[str, spaces.Space[Any]] | None = None,
     ) -> PrioritizedExperienceReplay:
         """The memory these parameters describe, for the given spaces, sampling with ``rng``."""
         return PrioritizedExperienceReplay(
@@ -98,9 +98,9 @@ class PrioritizedExperienceReplay(ExperienceReplay):
         self,
         capacity: int,
         observation_space: spaces.Dict,
-        action_space: spaces.Space,
+        action_space: spaces.Space[Any],
         rng: np.random.Generator,
-        extra_spaces: dict[str, spaces.Space] | None = None,
+        extra_spaces: dict[str, spaces.Space[Any]] | None = None,
         *,
         alpha: float = 0.6,
         beta_schedule: Schedule | None = None,

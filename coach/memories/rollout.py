@@ -66,9 +66,9 @@ class RolloutParameters:
     def build(
         self,
         observation_space: spaces.Dict,
-        action_space: spaces.Space,
+        action_space: spaces.Space[Any],
         rng: np.random.Generator,
-        extra_spaces: dict[str, spaces.Space] | None = None,
+        extra_spaces: dict[str, spaces.Space[Any]] | None = None,
     ) -> Rollout:
         """A rollout block for the agent's spaces; minibatches are shuffled with ``rng``."""
         return Rollout(self.rollout_length, observation_space, action_space, rng, extra_spaces)
@@ -92,9 +92,9 @@ class Rollout(Memory):
         self,
         length: int,
         observation_space: spaces.Dict,
-        action_space: spaces.Space,
+        action_space: spaces.Space[Any],
         rng: np.random.Generator,
-        extra_spaces: dict[str, spaces.Space] | None = None,
+        extra_spaces: dict[str, spaces.Space[Any]] | None = None,
     ) -> None:
         if length < 1:
             raise CoachError(f"a rollout needs at least one step, got {length}")
@@ -110,7 +110,7 @@ class Rollout(Memory):
         self.returns: np.ndarray | None = None
 
     def _allocate(self, num_envs: int) -> None:
-        def column(space: spaces.Space) -> np.ndarray:
+        def column(space: spaces.Space[Any]) -> np.ndarray:
             return np.zeros((self.length, num_envs, *(space.shape or ())), dtype=space.dtype)
 
         obs = self.observation_space.spaces

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import torch
@@ -73,7 +74,7 @@ def linear(in_features: int, out_features: int, noisy: bool) -> nn.Module:
     return NoisyLinear(in_features, out_features) if noisy else nn.Linear(in_features, out_features)
 
 
-def _num_actions(action_space: spaces.Space, head: str) -> int:
+def _num_actions(action_space: spaces.Space[Any], head: str) -> int:
     if not isinstance(action_space, spaces.Discrete):
         raise CoachError(f"a {head} head needs a Discrete action space, got {action_space}")
     return int(action_space.n)
@@ -92,7 +93,7 @@ class ValueHead(nn.Module):
         self.value = linear(in_features, outputs, noisy) if dueling else None
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        out = self.advantage(x).view(-1, self.actions, self.outputs)
+        out: torch.Tensor = self.advantage(x).view(-1, self.actions, self.outputs)
         if self.value is not None:
             value = self.value(x).view(-1, 1, self.outputs)
             out = value + out - out.mean(dim=1, keepdim=True)
@@ -106,7 +107,7 @@ class HeadParameters:
     name: str = "head"
     """The name the head's output is returned under."""
 
-    def build(self, in_features: int, action_space: spaces.Space) -> nn.Module:
+    def build(self, in_features: int, action_space: spaces.Space[Any]) -> nn.Module:
         raise CoachError(f"no head for {type(self).__name__}")
 
 
@@ -121,7 +122,7 @@ class QHeadParameters(HeadParameters):
     noisy: bool = False
     """Noisy linear layers (parameter-space exploration)."""
 
-    def build(self, in_features: int, action_space: spaces.Space) -> nn.Module:
+    def build(self, in_features: int, action_space: spaces.Space[Any]) -> nn.Module:
         actions = _num_actions(action_space, "Q")
         if not (self.dueling or self.noisy):
             return nn.Linear(in_features, actions)
@@ -139,7 +140,7 @@ class CategoricalQHeadParameters(QHeadParameters):
     v_max: float = 10.0
     """The largest representable return."""
 
-    def build(self, in_features: int, action_space: spaces.Space) -> nn.Module:
+    def build(self, in_features: int, action_space: spaces.Space[Any]) -> nn.Module:
         if self.num_atoms < 2 or self.v_max <= self.v_min:
             raise CoachError("a categorical head needs num_atoms >= 2 and v_max > v_min")
         actions = _num_actions(action_space, "categorical Q")
@@ -153,7 +154,7 @@ class QuantileQHeadParameters(QHeadParameters):
     num_quantiles: int = 200
     """Number of quantiles, at the midpoints (2i + 1) / 2N."""
 
-    def build(self, in_features: int, action_space: spaces.Space) -> nn.Module:
+    def build(self, in_features: int, action_space: spaces.Space[Any]) -> nn.Module:
         actions = _num_actions(action_space, "quantile Q")
         return ValueHead(in_features, actions, self.num_quantiles, self.dueling, self.noisy)
 
@@ -178,7 +179,7 @@ class BootstrappedQHeadParameters(QHeadParameters):
     num_heads: int = 10
     """Number of Q heads."""
 
-    def build(self, in_features: int, action_space: spaces.Space) -> nn.Module:
+    def build(self, in_features: int, action_space: spaces.Space[Any]) -> nn.Module:
         actions = _num_actions(action_space, "bootstrapped Q")
         return BootstrappedHeads(in_features, actions, self.num_heads, self.dueling, self.noisy)
 
@@ -191,7 +192,8 @@ class ScalarHead(nn.Module):
         self.linear = nn.Linear(in_features, 1)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return self.linear(x).squeeze(-1)
+        out: torch.Tensor = self.linear(x)
+        return out.squeeze(-1)
 
 
 @dataclass(slots=True, kw_only=True)
@@ -201,7 +203,7 @@ class VHeadParameters(HeadParameters):
     name: str = "v"
     """The name the head's output is returned under."""
 
-    def build(self, in_features: int, action_space: spaces.Space) -> nn.Module:
+    def build(self, in_features: int, action_space: spaces.Space[Any]) -> nn.Module:
         return ScalarHead(in_features)
 
 
@@ -212,7 +214,7 @@ class CategoricalPolicyHeadParameters(HeadParameters):
     name: str = "policy"
     """The name the head's output is returned under."""
 
-    def build(self, in_features: int, action_space: spaces.Space) -> nn.Module:
+    def build(self, in_features: int, action_space: spaces.Space[Any]) -> nn.Module:
         return nn.Linear(in_features, _num_actions(action_space, "categorical policy"))
 
 
@@ -248,7 +250,7 @@ class GaussianPolicyHeadParameters(HeadParameters):
     initial_log_std: float = 0.0
     """The starting log std of the state-independent vector."""
 
-    def build(self, in_features: int, action_space: spaces.Space) -> nn.Module:
+    def build(self, in_features: int, action_space: spaces.Space[Any]) -> nn.Module:
         if not isinstance(action_space, spaces.Box) or len(action_space.shape) != 1:
             raise CoachError(
                 f"a Gaussian policy head needs a 1-d Box action space, got {action_space}"
@@ -284,7 +286,7 @@ class DeterministicPolicyHeadParameters(HeadParameters):
     name: str = "policy"
     """The name the head's output is returned under."""
 
-    def build(self, in_features: int, action_space: spaces.Space) -> nn.Module:
+    def build(self, in_features: int, action_space: spaces.Space[Any]) -> nn.Module:
         if (
             not isinstance(action_space, spaces.Box)
             or len(action_space.shape) != 1

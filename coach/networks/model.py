@@ -8,6 +8,7 @@ observation dictionary.
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import numpy as np
 import torch
@@ -43,7 +44,7 @@ class Embedder(nn.Module):
     """Embeds one observation: rescaled, through optional convolutions, flattened, then
     through an optional MLP."""
 
-    def __init__(self, space: spaces.Space, params: InputEmbedderParameters) -> None:
+    def __init__(self, space: spaces.Space[Any], params: InputEmbedderParameters) -> None:
         super().__init__()
         if space.shape is None:
             raise CoachError(f"an embedder cannot read the space {space}")
@@ -81,7 +82,8 @@ class Embedder(nn.Module):
         if self.conv is not None:
             x = x.unsqueeze(1) if self.add_channel else x
             x = self.conv(x.contiguous(memory_format=torch.channels_last))
-        return self.layers(x.flatten(1))
+        out: torch.Tensor = self.layers(x.flatten(1))
+        return out
 
 
 class Model(nn.Module):
@@ -91,7 +93,7 @@ class Model(nn.Module):
         self,
         params: NetworkParameters,
         observation_space: spaces.Dict,
-        action_space: spaces.Space,
+        action_space: spaces.Space[Any],
     ) -> None:
         super().__init__()
         missing = set(params.input_embedders) - set(observation_space.spaces)

@@ -27,7 +27,7 @@ class NetworkWrapper:
         self,
         params: NetworkParameters,
         observation_space: spaces.Dict,
-        action_space: spaces.Space,
+        action_space: spaces.Space[Any],
         device: torch.device,
         generator: torch.Generator,
     ) -> None:
@@ -54,12 +54,14 @@ class NetworkWrapper:
         )
 
     def __call__(self, inputs: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
-        return self.online(inputs)
+        outputs: dict[str, torch.Tensor] = self.online(inputs)
+        return outputs
 
     def target_predict(self, inputs: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
         """The target copy's outputs (the online one's when there is no target)."""
         with torch.no_grad():
-            return (self.target or self.online)(inputs)
+            outputs: dict[str, torch.Tensor] = (self.target or self.online)(inputs)
+        return outputs
 
     def train_step(self, loss: torch.Tensor) -> float:
         """One gradient step on ``loss``; returns the gradient norm before clipping."""

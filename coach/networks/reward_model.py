@@ -8,6 +8,7 @@ on its reward (the other outputs get no gradient from that row).
 from __future__ import annotations
 
 import dataclasses
+from typing import Any
 
 import numpy as np
 import torch
@@ -36,7 +37,7 @@ class RewardModel:
         self,
         params: NetworkParameters,
         observation_space: spaces.Dict,
-        action_space: spaces.Space,
+        action_space: spaces.Space[Any],
         generator: torch.Generator,
     ) -> None:
         params = dataclasses.replace(

@@ -33,13 +33,15 @@ from coach.core.types import Transition
 from coach.environments.environment import Environment
 from coach.errors import CoachError
 from coach.graph_managers.basic_rl import BasicRLGraphManager
+from coach.graph_managers.evaluation import EvaluationResult
 from coach.graph_managers.graph_manager import GraphManager, RunInterrupted
-from coach.graph_managers.parameters import EvaluationResult, RunContext
+from coach.graph_managers.parameters import RunContext
 from coach.level_manager import LevelManager
 from coach.memories.experience_replay import ExperienceReplay
 from coach.memories.hindsight import EpisodicHindsightExperienceReplay
 from coach.memories.open_episodes import as_transition
 from coach.memories.rollout import Rollout
+from coach.parallel.in_flight import BlocksInFlight
 from coach.parallel.parameters import DistributedParameters
 from coach.parallel.pool import WorkerPool
 from coach.parallel.worker import Block, PolicySnapshot, WorkerSpec, unpack
@@ -85,6 +87,8 @@ class DistributedGraphManager(GraphManager):
         self.graph = graph
         self.params = params
         self.pool: WorkerPool | None = None
+        self.blocks: BlocksInFlight | None = None
+        """The blocks the rollout workers are collecting."""
         self.version = -1
         """How many times the learner published its policy, minus one."""
         self.collected_steps = 0
@@ -94,9 +98,6 @@ class DistributedGraphManager(GraphManager):
         self.on_policy = False
         self._rows_at_once = False
         """The learner's memory stores a block's rows in one call (replay memories)."""
-        self._in_flight: dict[int, list[tuple[int, int]]] = {}
-        """Each busy rollout worker's blocks: the version published when it got each, and
-        its env steps."""
         self._remaining: Callable[[], int] | None = None
         """What is left of the phase's env-step budget (``None`` for other budgets)."""
         self._pending_evaluation: int | None = None
@@ -119,6 +120,7 @@ class DistributedGraphManager(GraphManager):
             memory, EpisodicHindsightExperienceReplay
         )
         self.pool = self._start_pool(context, environment.num_envs)
+        self.blocks = BlocksInFlight(self.pool, self.params)
         if self.logger is not None:
             pids = self.pool.pids()
             params = self.params
@@ -202,14 +204,13 @@ class DistributedGraphManager(GraphManager):
 
     def _collect_synchronously(self) -> None:
         """One block from every worker with the same policy; learn from them together."""
-        assert self.pool is not None
+        assert self.pool is not None and self.blocks is not None
         agent = self.agent
         length = agent.rollout.length
         steps = length * self.environment.num_envs if self.environment is not None else length
         ranks = self.pool.idle()
         for rank in ranks:
-            self.pool.submit(rank, "collect", steps, self._phase)
-            self._in_flight.setdefault(rank, []).append((self.version, steps))
+            self.blocks.submit(rank, steps, self._phase, self.version)
         blocks: dict[int, Block] = {}
         while len(blocks) < len(ranks):
             rank, result = self._next_result()
@@ -226,50 +227,24 @@ class DistributedGraphManager(GraphManager):
 
     def _collect_block(self) -> None:
         """Keep every worker busy; take the next block, learn from it, publish."""
-        self._submit_idle()
+        blocks = self.blocks
+        assert blocks is not None
+        blocks.fill(self._phase, self.version, self._remaining)
         self._take(self._next_block())
-        self._submit_idle()  # counted with the block taken: no more than the budget needs
+        # Counted with the block taken: no more than the budget needs.
+        blocks.fill(self._phase, self.version, self._remaining)
         if self._phase is RunPhase.TRAIN:
             # No block may be collected with a policy more than max_policy_lag publications
             # old: take the ones that would be before publishing again.
             oldest = self.version + 1 - self.params.max_policy_lag
-            while self._in_flight and self._oldest_in_flight() < oldest:
+            while blocks and blocks.oldest_version() < oldest:
                 self._take(self._next_block())
             if self.agent.train():
                 self._publish()
 
-    def _submit_idle(self) -> None:
-        """Give every worker a second block to run after its current one (no wait between
-        two), as long as the blocks in flight do not cover what is left of the budget."""
-        assert self.pool is not None
-        for depth in (1, 2):
-            for rank in self.pool.idle(depth=depth):
-                in_flight = sum(s for blocks in self._in_flight.values() for _, s in blocks)
-                left = None if self._remaining is None else self._remaining() - in_flight
-                if left is not None and left <= 0:
-                    return
-                block = self._block_steps(left)
-                self.pool.submit(rank, "collect", block, self._phase)
-                self._in_flight.setdefault(rank, []).append((self.version, block))
-
-    def _block_steps(self, left: int | None) -> int:
-        """The steps of the next block: ``block_steps`` (``heatup_block_steps`` in heatup,
-        but no more than an even share of the budget not yet handed out, two blocks queued
-        per worker), and never more than the ``left`` budget."""
-        params = self.params
-        block = params.block_steps
-        if self._phase is RunPhase.HEATUP:
-            block = params.heatup_block_steps
-            if left is not None:
-                block = max(params.block_steps, min(block, -(-left // (2 * params.num_workers))))
-        return block if left is None else min(block, left)
-
-    def _oldest_in_flight(self) -> int:
-        return min(v for blocks in self._in_flight.values() for v, _ in blocks)
-
     def _drain(self) -> None:
         """Take the blocks still being collected (the phase's budget is spent)."""
-        while self._in_flight:
+        while self.blocks:
             self._take(self._next_block())
             if self._phase is RunPhase.TRAIN:
                 self.agent.train()
@@ -285,16 +260,10 @@ class DistributedGraphManager(GraphManager):
 
     def _next_result(self) -> tuple[int, Any]:
         """The next finished command; an evaluation worker's result is recorded on the way."""
-        assert self.pool is not None
-        rank, result = self.pool.next_result()
+        assert self.blocks is not None
+        rank, result = self.blocks.next_result()
         if rank == 0:
             self._finish_evaluation(result)
-        else:
-            blocks = self._in_flight.get(rank)
-            if blocks:
-                blocks.pop(0)
-                if not blocks:
-                    del self._in_flight[rank]
         return rank, result
 
     def _take(self, block: Block) -> None:
@@ -390,4 +359,5 @@ class DistributedGraphManager(GraphManager):
         if self.pool is not None:
             self.pool.close()
             self.pool = None
+            self.blocks = None
         super().close()

@@ -22,9 +22,9 @@ from coach.agents.agent import Agent, AgentParameters
 from coach.core.run_phase import RunPhase
 from coach.core.step_units import EnvironmentEpisodes, StepUnit
 from coach.core.types import Batch, EnvResponse, Transition
-from coach.environments.gym_environment import GymEnvironmentParameters
+from coach.environments.parameters import GymEnvironmentParameters
 from coach.errors import CoachError
-from coach.graph_managers.parameters import EvaluationEpisodes, EvaluationResult
+from coach.graph_managers.evaluation import EvaluationEpisodes, EvaluationResult
 from coach.memories.memory import Memory
 from coach.memories.open_episodes import as_transition, flatten_step
 

@@ -20,7 +20,8 @@ from dataclasses import dataclass
 from multiprocessing import get_context
 from pathlib import Path
 
-from coach.graph_managers.parameters import EvaluationResult, RunContext
+from coach.graph_managers.evaluation import EvaluationResult
+from coach.graph_managers.parameters import RunContext
 from coach.presets import list_presets, load_preset
 
 

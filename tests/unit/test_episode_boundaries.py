@@ -19,7 +19,7 @@ import torch
 
 from coach.core.types import EnvResponse, Observation
 from coach.environments.environment import Environment
-from coach.environments.gym_environment import GymEnvironmentParameters
+from coach.environments.parameters import GymEnvironmentParameters
 from coach.graph_managers.parameters import RunContext
 from coach.parameters import set_parameter
 from coach.presets import load_preset

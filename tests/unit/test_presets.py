@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 import coach.presets
-from coach.environments.gym_environment import GymEnvironmentParameters
+from coach.environments.parameters import GymEnvironmentParameters
 from coach.errors import CoachError
 from coach.graph_managers.basic_rl import BasicRLGraphManager
 from coach.presets import describe, list_presets, load_preset

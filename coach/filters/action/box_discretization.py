@@ -67,7 +67,7 @@ class BoxDiscretization(ActionFilter):
             f"force_int_bins={self.force_int_bins})"
         )
 
-    def input_space(self, output_space: spaces.Space) -> spaces.Space:
+    def input_space(self, output_space: spaces.Space[Any]) -> spaces.Space[Any]:
         if not isinstance(output_space, spaces.Box):
             raise CoachError(
                 f"BoxDiscretization needs a Box action space to discretize, got {output_space}"

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 from gymnasium import spaces
 from numpy.typing import ArrayLike
@@ -60,7 +62,7 @@ class BoxMasking(ActionFilter):
             f"{self.masked_target_space_high.tolist()!r})"
         )
 
-    def input_space(self, output_space: spaces.Space) -> spaces.Space:
+    def input_space(self, output_space: spaces.Space[Any]) -> spaces.Space[Any]:
         if not isinstance(output_space, spaces.Box):
             raise CoachError(f"BoxMasking needs a Box action space to mask, got {output_space}")
         shape, dtype = output_space.shape, output_space.dtype

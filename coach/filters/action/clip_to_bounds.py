@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 from gymnasium import spaces
 
@@ -26,7 +28,7 @@ class ActionClipToBounds(ActionFilter):
     def __repr__(self) -> str:
         return "ActionClipToBounds()"
 
-    def input_space(self, output_space: spaces.Space) -> spaces.Space:
+    def input_space(self, output_space: spaces.Space[Any]) -> spaces.Space[Any]:
         if not isinstance(output_space, spaces.Box):
             raise CoachError(
                 f"ActionClipToBounds needs a Box action space to clip into, got {output_space}"

@@ -50,7 +50,7 @@ class PartialDiscreteActionSpaceMap(ActionFilter):
     def __repr__(self) -> str:
         return f"PartialDiscreteActionSpaceMap({self.target_actions!r})"
 
-    def input_space(self, output_space: spaces.Space) -> spaces.Space:
+    def input_space(self, output_space: spaces.Space[Any]) -> spaces.Space[Any]:
         if not isinstance(output_space, ARRAY_SPACES):
             raise CoachError(
                 "PartialDiscreteActionSpaceMap needs an action space whose actions are arrays "
@@ -88,7 +88,7 @@ def _as_list(index: int, action: Any) -> Any:
         ) from None
 
 
-def _as_action(action: Any, space: spaces.Space) -> np.ndarray | None:
+def _as_action(action: Any, space: spaces.Space[Any]) -> np.ndarray | None:
     """``action`` in ``space``'s dtype when it is one of ``space``'s actions, else None.
 
     A number must keep its value in the dtype (``1.5`` is not an action of ``Discrete``),
@@ -121,7 +121,7 @@ class FullDiscreteActionSpaceMap(ActionFilter):
     def __repr__(self) -> str:
         return "FullDiscreteActionSpaceMap()"
 
-    def input_space(self, output_space: spaces.Space) -> spaces.Space:
+    def input_space(self, output_space: spaces.Space[Any]) -> spaces.Space[Any]:
         if not isinstance(output_space, spaces.Discrete):
             raise CoachError(
                 "FullDiscreteActionSpaceMap needs a Discrete action space to enumerate, got "

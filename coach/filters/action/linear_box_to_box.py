@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 from gymnasium import spaces
 from numpy.typing import ArrayLike
@@ -53,7 +55,7 @@ class LinearBoxToBoxMap(ActionFilter):
             f"{self.input_space_high.tolist()!r})"
         )
 
-    def input_space(self, output_space: spaces.Space) -> spaces.Space:
+    def input_space(self, output_space: spaces.Space[Any]) -> spaces.Space[Any]:
         if not isinstance(output_space, spaces.Box) or not np.issubdtype(
             output_space.dtype, np.floating
         ):

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 from gymnasium import spaces
 
@@ -30,7 +32,7 @@ class ObservationClippingFilter(ObservationFilter):
     def __repr__(self) -> str:
         return f"ObservationClippingFilter({self.clipping_low}, {self.clipping_high})"
 
-    def output_space(self, input_space: spaces.Space) -> spaces.Space:
+    def output_space(self, input_space: spaces.Space[Any]) -> spaces.Space[Any]:
         if not isinstance(input_space, spaces.Box):
             raise CoachError(
                 f"ObservationClippingFilter needs a Box observation, got {input_space}"

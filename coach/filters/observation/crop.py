@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 from gymnasium import spaces
@@ -13,7 +14,8 @@ from coach.filters.filter import ObservationFilter
 Bound = int | None
 
 
-def _bounds(name: str, values: Sequence[Bound] | np.ndarray | None) -> tuple[Bound, ...] | None:
+def _bounds(name: str, values: object) -> tuple[Bound, ...] | None:
+    """``values`` (from a preset: anything) as crop bounds, or ``None``."""
     if values is None:
         return None
     problem = CoachError(
@@ -73,7 +75,7 @@ class ObservationCropFilter(ObservationFilter):
     def __repr__(self) -> str:
         return f"ObservationCropFilter(crop_low={self.crop_low}, crop_high={self.crop_high})"
 
-    def output_space(self, input_space: spaces.Space) -> spaces.Space:
+    def output_space(self, input_space: spaces.Space[Any]) -> spaces.Space[Any]:
         if not isinstance(input_space, spaces.Box):
             raise CoachError(f"ObservationCropFilter needs a Box observation, got {input_space}")
         shape = input_space.shape

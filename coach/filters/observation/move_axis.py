@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 from gymnasium import spaces
 
@@ -36,7 +38,7 @@ class ObservationMoveAxisFilter(ObservationFilter):
     def __repr__(self) -> str:
         return f"ObservationMoveAxisFilter({self.axis_origin}, {self.axis_target})"
 
-    def output_space(self, input_space: spaces.Space) -> spaces.Space:
+    def output_space(self, input_space: spaces.Space[Any]) -> spaces.Space[Any]:
         if not isinstance(input_space, spaces.Box):
             raise CoachError(
                 f"ObservationMoveAxisFilter needs a Box observation, got {input_space}"

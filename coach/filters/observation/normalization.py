@@ -43,7 +43,7 @@ class ObservationNormalizationFilter(ObservationFilter):
     def __repr__(self) -> str:
         return f"ObservationNormalizationFilter(clip={self.clip}, epsilon={self.epsilon})"
 
-    def output_space(self, input_space: spaces.Space) -> spaces.Space:
+    def output_space(self, input_space: spaces.Space[Any]) -> spaces.Space[Any]:
         if not isinstance(input_space, spaces.Box):
             raise CoachError(
                 f"ObservationNormalizationFilter needs a Box observation, got {input_space}"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from types import ModuleType
+from typing import Any
 
 import numpy as np
 from gymnasium import spaces
@@ -71,7 +72,7 @@ class ObservationRescaleToSizeFilter(ObservationFilter):
             f"interpolation={self.interpolation!r})"
         )
 
-    def output_space(self, input_space: spaces.Space) -> spaces.Space:
+    def output_space(self, input_space: spaces.Space[Any]) -> spaces.Space[Any]:
         if (
             not isinstance(input_space, spaces.Box)
             or len(input_space.shape) not in (2, 3)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from types import ModuleType
+from typing import Any
 
 import numpy as np
 from gymnasium import spaces
@@ -37,7 +38,7 @@ class ObservationRGBToLuminanceFilter(ObservationFilter):
     def __repr__(self) -> str:
         return "ObservationRGBToLuminanceFilter()"
 
-    def output_space(self, input_space: spaces.Space) -> spaces.Space:
+    def output_space(self, input_space: spaces.Space[Any]) -> spaces.Space[Any]:
         if (
             not isinstance(input_space, spaces.Box)
             or len(input_space.shape) != 3

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 from gymnasium import spaces
@@ -39,7 +40,7 @@ class ObservationSelectKeysFilter(Filter):
     def __repr__(self) -> str:
         return f"ObservationSelectKeysFilter({self.keys!r})"
 
-    def output_space(self, input_space: spaces.Space) -> spaces.Dict:
+    def output_space(self, input_space: spaces.Space[Any]) -> spaces.Dict:
         """The observation space with the selected keys only.
 
         Raises:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 from gymnasium import spaces
 
@@ -43,7 +45,7 @@ class ObservationSqueezeFilter(ObservationFilter):
     def __repr__(self) -> str:
         return f"ObservationSqueezeFilter({self.axis!r})"
 
-    def output_space(self, input_space: spaces.Space) -> spaces.Space:
+    def output_space(self, input_space: spaces.Space[Any]) -> spaces.Space[Any]:
         if not isinstance(input_space, spaces.Box):
             raise CoachError(f"ObservationSqueezeFilter needs a Box observation, got {input_space}")
         shape = input_space.shape

@@ -39,7 +39,7 @@ class ObservationStackingFilter(ObservationFilter):
     def __repr__(self) -> str:
         return f"ObservationStackingFilter({self.stack_size})"
 
-    def output_space(self, input_space: spaces.Space) -> spaces.Space:
+    def output_space(self, input_space: spaces.Space[Any]) -> spaces.Space[Any]:
         if not isinstance(input_space, spaces.Box):
             raise CoachError(
                 f"ObservationStackingFilter needs a Box observation, got {input_space}"

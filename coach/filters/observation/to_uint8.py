@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import numpy as np
 from gymnasium import spaces
@@ -41,7 +42,7 @@ class ObservationToUInt8Filter(ObservationFilter):
     def __repr__(self) -> str:
         return f"ObservationToUInt8Filter({self.input_low}, {self.input_high})"
 
-    def output_space(self, input_space: spaces.Space) -> spaces.Space:
+    def output_space(self, input_space: spaces.Space[Any]) -> spaces.Space[Any]:
         if not isinstance(input_space, spaces.Box):
             raise CoachError(f"ObservationToUInt8Filter needs a Box observation, got {input_space}")
         return spaces.Box(0, 255, shape=input_space.shape, dtype=np.uint8)

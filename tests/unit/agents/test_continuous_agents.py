@@ -21,7 +21,7 @@ from coach.agents.td3 import TD3Agent, TD3AgentParameters
 from coach.core.run_phase import RunPhase
 from coach.core.step_units import EnvironmentEpisodes, EnvironmentSteps
 from coach.core.types import Batch
-from coach.environments.gym_environment import GymEnvironmentParameters
+from coach.environments.parameters import GymEnvironmentParameters
 from coach.errors import CoachError
 from coach.filters.action import LinearBoxToBoxMap
 from coach.filters.pipeline import OutputFilter

@@ -13,7 +13,7 @@ import torch
 from coach.agents.hac import HACAgent, HACAgentParameters
 from coach.core.goals import GoalReward
 from coach.core.step_units import EnvironmentEpisodes, EnvironmentSteps
-from coach.environments.gym_environment import GymEnvironmentParameters
+from coach.environments.parameters import GymEnvironmentParameters
 from coach.errors import CoachError
 from coach.graph_managers.hrl import HACGraphManager, HierarchyParameters
 from coach.graph_managers.parameters import RunContext, ScheduleParameters

@@ -15,7 +15,7 @@ from coach.agents.policy_gradients import PolicyGradientsAgentParameters
 from coach.agents.ppo import PPOAgent, PPOAgentParameters
 from coach.core.run_phase import RunPhase
 from coach.core.step_units import EnvironmentSteps
-from coach.environments.gym_environment import GymEnvironmentParameters
+from coach.environments.parameters import GymEnvironmentParameters
 from coach.graph_managers.basic_rl import BasicRLGraphManager
 from coach.graph_managers.parameters import RunContext, ScheduleParameters
 from coach.memories.rollout import RolloutParameters

@@ -20,7 +20,7 @@ from coach.batch.recording import EpisodeRecorder
 from coach.checkpoints import load_checkpoint
 from coach.core.run_phase import RunPhase
 from coach.core.step_units import EnvironmentEpisodes, EnvironmentSteps, Epochs
-from coach.environments.gym_environment import GymEnvironmentParameters
+from coach.environments.parameters import GymEnvironmentParameters
 from coach.errors import CoachError
 from coach.filters.action import PartialDiscreteActionSpaceMap
 from coach.filters.observation.stacking import ObservationStackingFilter

@@ -23,7 +23,8 @@ from coach.core.step_units import EnvironmentEpisodes, EnvironmentSteps
 from coach.core.types import EnvResponse
 from coach.environments.async_environment import AsyncGymEnvironment
 from coach.environments.environment import Environment
-from coach.environments.gym_environment import GymEnvironment, GymEnvironmentParameters
+from coach.environments.gym_environment import GymEnvironment
+from coach.environments.parameters import GymEnvironmentParameters
 from coach.errors import CoachError
 from coach.graph_managers.parameters import RunContext
 from coach.presets import load_preset
@@ -152,12 +153,6 @@ def test_render_is_copy_zeros_frame() -> None:
     finally:
         env.close()
         sync.close()
-
-
-def test_an_unknown_vectorization_is_refused() -> None:
-    params = _params("cartpole", "threads")
-    with pytest.raises(CoachError, match=r'"sync" or "async", got \'threads\''):
-        params.build()
 
 
 @pytest.mark.parametrize(

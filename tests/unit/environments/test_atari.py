@@ -107,7 +107,8 @@ def test_a_batch_of_games_saves_and_restores_its_episodes() -> None:
     params = AtariEnvironmentParameters(
         level="pong", num_envs=2, repeat_action_probability=0.0, terminal_on_life_loss=True
     )
-    original, copy = GymEnvironment(params), GymEnvironment(params)
+    original, copy = params.build(), params.build()
+    assert isinstance(original, GymEnvironment)  # the sync adapter: its episodes can be saved
     original.reset(seed=1)
     copy.reset(seed=2)
     for _ in range(30):

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from coach.environments.env_state import get_env_state, set_env_state
-from coach.environments.gym_environment import GymEnvironmentParameters
+from coach.environments.parameters import GymEnvironmentParameters
 
 LEVELS = ["CartPole-v1", "Pendulum-v1", "Acrobot-v1", "MountainCar-v0", "MountainCarContinuous-v0"]
 

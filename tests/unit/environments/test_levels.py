@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from coach.environments.atari import AtariEnvironmentParameters
-from coach.environments.gym_environment import GymEnvironmentParameters
 from coach.environments.levels import levels, resolve_level
+from coach.environments.parameters import GymEnvironmentParameters
 from coach.errors import CoachError
 
 

@@ -11,9 +11,10 @@ import torch
 from coach.agents.dqn import DQNAgent, DQNAgentParameters
 from coach.checkpoints import find_checkpoint, load_checkpoint
 from coach.core.step_units import EnvironmentEpisodes, EnvironmentSteps, TrainingSteps
-from coach.environments.gym_environment import GymEnvironmentParameters
+from coach.environments.parameters import GymEnvironmentParameters
 from coach.graph_managers.basic_rl import BasicRLGraphManager
-from coach.graph_managers.parameters import EvaluationResult, RunContext, ScheduleParameters
+from coach.graph_managers.evaluation import EvaluationResult
+from coach.graph_managers.parameters import RunContext, ScheduleParameters
 
 
 def small_graph(num_envs: int = 1) -> BasicRLGraphManager:

@@ -4,20 +4,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import numpy as np
 import pytest
 
 from coach.core.run_phase import RunPhase
 from coach.core.step_units import EnvironmentEpisodes, EnvironmentSteps
-from coach.core.types import EnvResponse
 from coach.environments.environment import Environment
 from coach.graph_managers.graph_manager import GraphManager
-from coach.graph_managers.parameters import (
-    EvaluationEpisodes,
-    EvaluationResult,
-    RunContext,
-    ScheduleParameters,
-)
+from coach.graph_managers.parameters import RunContext, ScheduleParameters
 from coach.level_manager import LevelManager
 from tests.toys import CountingEnvironment, ScriptedAgent, scripted
 
@@ -108,28 +101,3 @@ def test_episodes_that_cannot_be_saved_restart_and_the_log_says_so(tmp_path: Pat
     # A fresh episode was started: 10 more steps end exactly one whole episode.
     assert restored.environment.total_episodes == 2  # type: ignore[union-attr]
     assert "episodes in flight restart" in (tmp_path / "log.txt").read_text()
-
-
-def test_evaluations_of_a_goal_based_environment_count_successes() -> None:
-
-    episodes = EvaluationEpisodes(EnvironmentEpisodes(3), num_envs=2)
-    done = np.array([True, True])
-
-    def response(infos: list[dict[str, float]]) -> EnvResponse:
-        zeros = np.zeros(2)
-        observation = {"observation": zeros}
-        return EnvResponse(
-            observation, zeros, done, ~done, {"observation": zeros + 1}, zeros + 5, zeros + 2,
-            infos=infos,
-        )  # fmt: skip
-
-    assert not episodes.record(response([{"is_success": 1.0}, {"is_success": 0.0}]))
-    assert episodes.record(response([{"is_success": True}, {"is_success": 1.0}]))
-    # Copy 0 runs 1 episode of the 3 and copy 1 runs 2: the third report of copy 0 is left.
-    assert episodes.successes == [1.0, 0.0, 1.0]
-    assert EvaluationEpisodes(EnvironmentSteps(5), 1).successes == []
-
-
-def test_success_rate_of_a_result() -> None:
-    assert EvaluationResult(0, [0.0, -1.0], [1, 2], [1.0, 0.0]).success_rate == 0.5
-    assert np.isnan(EvaluationResult(0, [0.0], [1]).success_rate)

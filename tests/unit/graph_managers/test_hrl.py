@@ -13,7 +13,7 @@ from tensorboard.backend.event_processing.event_accumulator import EventAccumula
 from coach.agents.ddpg import DDPGAgentParameters
 from coach.core.goals import GoalReward
 from coach.core.step_units import EnvironmentEpisodes, EnvironmentSteps
-from coach.environments.gym_environment import GymEnvironmentParameters
+from coach.environments.parameters import GymEnvironmentParameters
 from coach.errors import CoachError
 from coach.graph_managers.hrl import HierarchyParameters, HRLGraphManager
 from coach.graph_managers.parameters import RunContext, ScheduleParameters

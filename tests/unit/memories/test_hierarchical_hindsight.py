@@ -10,13 +10,13 @@ import numpy as np
 import pytest
 from gymnasium import spaces
 
+from coach.core.goals import GoalReward
 from coach.core.types import Transition
 from coach.errors import CoachError
 from coach.memories.hierarchical_hindsight import (
     HierarchicalHindsightExperienceReplay,
     HierarchicalHindsightExperienceReplayParameters,
 )
-from coach.memories.hindsight import GoalReward
 
 GOAL_SPACE = spaces.Box(-np.inf, np.inf, shape=(3,), dtype=np.float32)
 OBSERVATION_SPACE = spaces.Dict(

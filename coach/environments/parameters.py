@@ -1,0 +1,101 @@
+"""Which gymnasium environment a run uses: `GymEnvironmentParameters`.
+
+The parameters know how to make one copy (`GymEnvironmentParameters.make_env`) and which
+adapter steps the copies (`GymEnvironmentParameters.build`); the adapters themselves
+(`GymEnvironment`, `AsyncGymEnvironment`) take only the copy maker, so neither imports the
+parameters and the parameters import both.
+"""
+
+from __future__ import annotations
+
+import importlib
+from dataclasses import dataclass, field
+from typing import Any
+
+import gymnasium as gym
+
+from coach.environments.async_environment import AsyncGymEnvironment
+from coach.environments.environment import Environment
+from coach.environments.gym_environment import GymEnvironment
+from coach.environments.levels import resolve_level
+from coach.errors import CoachError
+
+
+@dataclass(slots=True, kw_only=True)
+class GymEnvironmentParameters:
+    """Which gymnasium environment to run, and how many copies of it."""
+
+    level: str
+    """A registered gymnasium id (``CartPole-v1``) or an entry point ``package.module:Class``."""
+    num_envs: int = 1
+    """How many copies step together (a batch of environments)."""
+    kwargs: dict[str, Any] = field(default_factory=dict)
+    """Keyword arguments for the environment's constructor."""
+    max_episode_steps: int | None = None
+    """Override of the time limit (truncation) of an episode; ``None`` keeps the default."""
+    observation_key: str = "observation"
+    """The name a non-dict observation gets in the observation dictionary."""
+    render_mode: str | None = None
+    """Gymnasium render mode (``human``, ``rgb_array``) or ``None``."""
+    level_set: str | None = None
+    """The level set ``-lvl`` picks ``level`` from (``atari``, ``mujoco``, ``box2d``), if any."""
+    vectorization: str = "sync"
+    """``sync``: copies step in this process; ``async``: a subprocess each, for CPU-heavy steps."""
+
+    def build(self) -> Environment:
+        """The environment: `GymEnvironment` or, for ``vectorization="async"``,
+        `AsyncGymEnvironment`.
+
+        Raises:
+            CoachError: for a ``vectorization`` other than ``"sync"`` and ``"async"``.
+        """
+        if self.vectorization == "sync":
+            return GymEnvironment(self.make_env, self.num_envs, self.observation_key)
+        if self.vectorization == "async":
+            return AsyncGymEnvironment(
+                self.make_env, self.num_envs, self.observation_key, name=self.level
+            )
+        raise CoachError(f'vectorization must be "sync" or "async", got {self.vectorization!r}')
+
+    def select_level(self, name: str) -> None:
+        """Pick ``name`` from the level set (``-lvl``).
+
+        Raises:
+            CoachError: when there is no level set or no such level in it.
+        """
+        if self.level_set is None:
+            raise CoachError(
+                f"this preset's environment ({self.level}) has no level set to choose from; "
+                f"-cp environment.level=ID changes its environment"
+            )
+        self.level = resolve_level(self.level_set, name)
+
+    def make_env(self) -> gym.Env:
+        """Make one copy: by registered id, by a level of the level set, or by importing
+        ``module:Class``."""
+        kwargs = dict(self.kwargs)
+        if self.render_mode is not None:
+            kwargs["render_mode"] = self.render_mode
+        level = self.level
+        if self.level_set is not None:
+            level = resolve_level(self.level_set, level)
+        elif level.startswith("coach/"):
+            import coach_environments  # noqa: F401 - registers the environments Coach ships
+        if ":" in level and level not in gym.registry:
+            module_name, _, class_name = level.partition(":")
+            try:
+                env_class = getattr(importlib.import_module(module_name), class_name)
+            except (ImportError, AttributeError) as error:
+                raise CoachError(f"cannot load environment {level!r}: {error}") from error
+            try:
+                env: gym.Env = env_class(**kwargs)
+            except (TypeError, ValueError) as error:  # wrong or bad keyword arguments
+                raise CoachError(f"cannot make environment {level!r}: {error}") from error
+            if self.max_episode_steps is not None:
+                env = gym.wrappers.TimeLimit(env, self.max_episode_steps)
+            return env
+        try:
+            return gym.make(level, max_episode_steps=self.max_episode_steps, **kwargs)
+        except (gym.error.Error, TypeError, ValueError) as error:
+            # An unknown id, or keyword arguments the environment refuses.
+            raise CoachError(f"cannot make gymnasium environment {level!r}: {error}") from error

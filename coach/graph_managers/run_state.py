@@ -1,0 +1,123 @@
+"""What a checkpoint holds of a run, and how a run carries on from one.
+
+A run's state is where its loop stands (`RunProgress`, the phase, the environments' step
+and episode counters, the evaluations so far), its agents (networks, optimizers, acting
+state and, on request, memories), the episodes in flight where the environment can save
+them, and the logger's running figures. Restored, the run goes on exactly where it stopped.
+`coach.checkpoints` writes and reads the files; `GraphManager.state_dict` and
+`GraphManager.load_state_dict` are these functions applied to the graph.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from coach.core.run_phase import RunPhase
+from coach.environments.environment import Environment
+from coach.errors import CoachError
+from coach.graph_managers.evaluation import EvaluationResult
+from coach.graph_managers.parameters import RunContext
+from coach.level_manager import LevelManager
+from coach.logging.experiment_logger import ExperimentLogger
+
+
+@dataclass(slots=True)
+class RunProgress:
+    """Where a run stands: what its loop needs to carry on exactly after a restore."""
+
+    evaluation_env_steps: int = 0
+    """Env steps spent in evaluations (off the training clock)."""
+    evaluation_episodes: int = 0
+    """Episodes finished in evaluations."""
+    frozen_env_steps: int = 0
+    """The training clock while an evaluation runs."""
+    seeded: bool = False
+    """The environments had their seeded reset."""
+    heatup_done: bool = False
+    """Heatup has spent its budget."""
+    improve_start: int | None = None
+    """The training count at which `improve` began, in the improve budget's unit."""
+    period_end: int | None = None
+    """Where the current training period ends, in its own unit; ``None`` between periods."""
+
+
+class Run(Protocol):
+    """What `run_state` reads of a run and `restore_run` sets (a `GraphManager`)."""
+
+    name: str
+    context: RunContext
+    phase: RunPhase
+    progress: RunProgress
+    environment: Environment | None
+    evaluations: list[EvaluationResult]
+    fresh_episodes: bool
+    levels: list[LevelManager]
+    logger: ExperimentLogger | None
+
+    def parameters(self) -> dict[str, Any]: ...
+
+
+def run_state(run: Run, include_memory: bool = False) -> dict[str, Any]:
+    """Everything ``run`` needs to carry on exactly; its memories only with
+    ``include_memory``."""
+    assert run.environment is not None
+    return {
+        "preset": run.name,
+        "level": getattr(run.parameters().get("environment"), "level", None),
+        "seed": run.context.seed,
+        "phase": run.phase.value,
+        "progress": dataclasses.asdict(run.progress),
+        "env_total_steps": run.environment.total_steps,
+        "env_total_episodes": run.environment.total_episodes,
+        "evaluations": [[e.env_steps, e.rewards, e.lengths, e.successes] for e in run.evaluations],
+        "episodes_in_flight": not run.fresh_episodes,
+        "environment": None if run.fresh_episodes else run.environment.state_dict(),
+        "agents": [level.agent.state_dict(include_memory) for level in run.levels],
+        "logger": run.logger.state_dict() if run.logger is not None else None,
+    }
+
+
+def with_memories(state: dict[str, Any], levels: list[LevelManager]) -> dict[str, Any]:
+    """``state``, taken without memories, with the agents' memories as they are now (a
+    checkpoint taken during an evaluation: the memories have not changed since)."""
+    agents = [
+        {**agent, "memory": level.agent.memory.state_dict() if level.agent.memory else None}
+        for agent, level in zip(state["agents"], levels, strict=True)
+    ]
+    return {**state, "agents": agents}
+
+
+def restore_run(run: Run, state: dict[str, Any], whole_run: bool = True) -> None:
+    """Restore ``state`` into ``run``: the whole run, or (``whole_run=False``) only the
+    agents.
+
+    Raises:
+        CoachError: when the checkpoint's agents do not fit the run's.
+    """
+    assert run.environment is not None
+    where = state.get("path", "the checkpoint")
+    if len(state["agents"]) != len(run.levels):
+        raise CoachError(f"{where} has {len(state['agents'])} agents, this graph {len(run.levels)}")
+    in_flight = whole_run and state["environment"] is not None
+    for level, agent_state in zip(run.levels, state["agents"], strict=True):
+        try:
+            level.agent.load_state_dict(agent_state, episodes_in_flight=in_flight)
+        except (RuntimeError, KeyError, ValueError) as error:
+            first_line = str(error).strip().splitlines()[0]
+            raise CoachError(f"{where} does not fit this preset's agents: {first_line}") from None
+    if not whole_run:
+        return
+    run.phase = RunPhase(state["phase"])
+    run.progress = RunProgress(**state["progress"])  # after the phase, which may touch it
+    run.environment.total_steps = int(state["env_total_steps"])
+    run.environment.total_episodes = int(state["env_total_episodes"])
+    run.evaluations = [EvaluationResult(*e) for e in state["evaluations"]]
+    run.fresh_episodes = not in_flight
+    if in_flight:
+        run.environment.load_state_dict(state["environment"])
+    elif state["episodes_in_flight"] and run.logger is not None:
+        run.logger.info(
+            "this environment's episodes cannot be saved: the episodes in flight restart"
+        )

@@ -1,0 +1,137 @@
+"""Unit tests for coach/graph_managers/run_state.py: what a checkpoint holds of a run and how
+a run carries on from it, on a counting environment and scripted agents."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pytest
+
+from coach.agents.agent import AgentParameters, AlgorithmParameters
+from coach.core.run_phase import RunPhase
+from coach.core.step_units import EnvironmentEpisodes, EnvironmentSteps
+from coach.environments.environment import Environment
+from coach.errors import CoachError
+from coach.graph_managers.graph_manager import GraphManager
+from coach.graph_managers.parameters import RunContext, ScheduleParameters
+from coach.graph_managers.run_state import RunProgress, restore_run, run_state, with_memories
+from coach.level_manager import LevelManager
+from coach.memories.experience_replay import ExperienceReplayParameters
+from tests.toys import CountingEnvironment, ScriptedAgent
+
+
+class ToyGraph(GraphManager):
+    """One scripted agent with a replay memory, on episodes of 5 steps."""
+
+    def __init__(self) -> None:
+        schedule = ScheduleParameters(
+            heatup_steps=EnvironmentSteps(4),
+            improve_steps=EnvironmentSteps(12),
+            steps_between_evaluation_periods=EnvironmentSteps(8),
+            evaluation_steps=EnvironmentEpisodes(1),
+        )
+        super().__init__("toy", schedule)
+
+    def _build(self, context: RunContext) -> tuple[Environment, list[LevelManager]]:
+        environment = CountingEnvironment(1, length=5)
+        params = AgentParameters(
+            name="a",
+            memory=ExperienceReplayParameters(max_size=100),
+            # It stores, but never trains: a scripted agent has nothing to learn.
+            algorithm=AlgorithmParameters(num_consecutive_playing_steps=EnvironmentSteps(10**6)),
+        )
+        agent = ScriptedAgent(
+            1, params, environment.observation_space, environment.action_space, 1, seed=0
+        )
+        return environment, [LevelManager("main", agent, environment)]
+
+
+def _run(steps: int = 0) -> ToyGraph:
+    graph = ToyGraph()
+    graph.create_graph(RunContext(seed=3))
+    graph.improve()
+    if steps:
+        graph.train_and_act(EnvironmentSteps(steps))
+    return graph
+
+
+def _memory_size(state: dict[str, Any]) -> int:
+    return int(state["agents"][0]["memory"]["size"])
+
+
+def test_the_state_holds_where_the_loop_stands() -> None:
+    graph = _run(steps=3)
+    state = run_state(graph)
+    assert state["preset"] == "toy" and state["seed"] == 3
+    assert state["phase"] == RunPhase.TRAIN.value
+    assert state["progress"] == {
+        "evaluation_env_steps": 10,  # two evaluations of one 5-step episode
+        "evaluation_episodes": 2,
+        "frozen_env_steps": 16,
+        "seeded": True,
+        "heatup_done": True,
+        "improve_start": 4,
+        "period_end": None,
+    }
+    assert (state["env_total_steps"], state["env_total_episodes"]) == (29, 4)
+    assert state["evaluations"] == [[12, [5.0], [5], []], [16, [5.0], [5], []]]
+    # The counting environment cannot save its episodes: the run notes that it had some.
+    assert state["episodes_in_flight"] and state["environment"] is None
+    assert state["agents"][0]["memory"] is None
+    assert _memory_size(run_state(graph, include_memory=True)) == 19
+
+
+def test_a_restored_run_carries_on_where_it_stood() -> None:
+    graph = _run(steps=3)
+    state = run_state(graph, include_memory=True)
+    restored = ToyGraph()
+    restored.create_graph(RunContext(seed=3))
+    restore_run(restored, state)
+    assert restored.phase is RunPhase.TRAIN
+    assert restored.top_level.phase is RunPhase.TRAIN
+    assert restored.progress == graph.progress
+    assert restored.progress is not graph.progress
+    assert restored.env_steps == graph.env_steps == 19
+    assert restored.evaluations == graph.evaluations
+    assert restored.fresh_episodes  # its episodes were not saved: new ones start
+    assert len(restored.top_level.agent.memory) == 19  # type: ignore[arg-type]
+    again = run_state(restored, include_memory=True)["agents"][0]
+    assert again["rng"] == state["agents"][0]["rng"]
+    for column in ("actions", "rewards"):
+        np.testing.assert_array_equal(again["memory"][column], state["agents"][0]["memory"][column])
+
+
+def test_only_the_agents_are_restored_when_not_the_whole_run() -> None:
+    state = run_state(_run(steps=3), include_memory=True)
+    fresh = ToyGraph()
+    fresh.create_graph(RunContext(seed=3))
+    restore_run(fresh, state, whole_run=False)
+    assert fresh.progress == RunProgress()
+    assert fresh.evaluations == [] and fresh.env_steps == 0
+    assert len(fresh.top_level.agent.memory) == 19  # type: ignore[arg-type]
+
+
+def test_a_checkpoint_of_other_agents_is_refused_with_what_it_holds() -> None:
+    state = run_state(_run())
+    graph = ToyGraph()
+    graph.create_graph(RunContext())
+    with pytest.raises(CoachError, match=r"ckpt.pt has 2 agents, this graph 1"):
+        restore_run(graph, {**state, "agents": state["agents"] * 2, "path": "ckpt.pt"})
+    # Whatever an agent fails to find in its state, the error names the checkpoint.
+    with pytest.raises(CoachError, match=r"the checkpoint does not fit this preset's agents"):
+        restore_run(graph, {**state, "agents": [{}]})
+
+
+def test_with_memories_adds_the_memories_as_they_are_now() -> None:
+    graph = _run()
+    before = run_state(graph)
+    graph.train_and_act(EnvironmentSteps(6))
+    state = with_memories(before, graph.levels)
+    assert _memory_size(state) == 22
+    assert before["agents"][0]["memory"] is None  # the state it was given is left alone
+    assert {k: v for k, v in state.items() if k != "agents"} == {
+        k: v for k, v in before.items() if k != "agents"
+    }
+    agent, agent_before = state["agents"][0], before["agents"][0]
+    assert all(agent[key] is agent_before[key] for key in agent_before if key != "memory")
