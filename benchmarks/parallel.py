@@ -34,7 +34,8 @@ from coach.core.run_phase import RunPhase
 from coach.core.step_units import EnvironmentSteps
 from coach.graph_managers.graph_manager import GraphManager
 from coach.graph_managers.parameters import RunContext
-from coach.parallel.distributed import BACKENDS, DistributedGraphManager, DistributedParameters
+from coach.parallel.distributed import DistributedGraphManager
+from coach.parallel.parameters import BACKENDS, DistributedParameters
 from coach.presets import load_preset
 
 WORKERS = (1, 2, 4)
