@@ -1,6 +1,6 @@
 """Env steps per second of the sync and the async gymnasium adapters, with random actions.
 
-    python -m benchmarks.async_env [--seconds S] [--levels ID ...] [--num-envs N ...]
+    python -m benchmarks.async_env [--seconds S] [--levels ID ...] [--num-envs N ...] [--short]
 
 For each level and each number of copies, steps `GymEnvironment` (``vectorization="sync"``,
 the copies one after another in this process) and `AsyncGymEnvironment` (``"async"``, a
@@ -8,7 +8,8 @@ subprocess per copy, stepped in parallel) for ``--seconds`` each with uniformly 
 actions drawn beforehand, and prints env steps per second (summed over copies), their ratio,
 and how long the async one took to start (its subprocesses up and reset). The first async
 start of the process also starts the fork server, which imports Coach once; the machine's
-core count, printed with the table, bounds what the async adapter can gain.
+core count, printed with the table, bounds what the async adapter can gain. ``--short``
+times CartPole-v1 with 1 and 2 copies for 0.1 s each (for tests).
 """
 
 from __future__ import annotations
@@ -52,7 +53,10 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=3.0, help="timing per figure")
     parser.add_argument("--levels", nargs="+", default=list(LEVELS))
     parser.add_argument("--num-envs", nargs="+", type=int, default=list(NUM_ENVS))
+    parser.add_argument("--short", action="store_true", help="tiny budgets (for tests)")
     args = parser.parse_args()
+    if args.short:
+        args.seconds, args.levels, args.num_envs = 0.1, ["CartPole-v1"], [1, 2]
 
     rows = []
     for level in args.levels:
@@ -69,10 +73,13 @@ def main() -> None:
             f"{level:<18} {num_envs:>4}  {sync:>12,.0f}  {async_:>13,.0f}  "
             f"{async_ / sync:>10.2f}  {started:>13.2f}"
         )
-    print(
-        f"\nreproduce: python -m benchmarks.async_env --seconds {args.seconds:g} "
-        f"--levels {' '.join(args.levels)} --num-envs {' '.join(map(str, args.num_envs))}"
+    options = (
+        "--short"
+        if args.short
+        else f"--seconds {args.seconds:g} --levels {' '.join(args.levels)} "
+        f"--num-envs {' '.join(map(str, args.num_envs))}"
     )
+    print(f"\nreproduce: python -m benchmarks.async_env {options}")
 
 
 if __name__ == "__main__":

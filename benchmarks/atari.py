@@ -1,6 +1,6 @@
 """Atari_DQN's observation pipeline against the bare ale-py environment, and replay bytes.
 
-    python -m benchmarks.atari [--steps N] [--capacity C]
+    python -m benchmarks.atari [--steps N] [--capacity C] [--short]
 
 The first table steps Breakout with random actions, one layer added per row: the bare
 ale-py environment (``gym.make("ALE/Breakout-v5", frameskip=4, obs_type="grayscale")``,
@@ -10,7 +10,8 @@ reward clipping); that stored in Atari_DQN's replay memory; and Atari_DQN's heat
 the whole graph (random actions, the memory filling). The second table fills a replay
 memory of ``--capacity`` Atari transitions (distinct 84x84 frames, stacks of 4 sliding as
 in play, an episode end every 1,000 steps) and reports its bytes per transition, from the
-arrays and from the process's resident memory.
+arrays and from the process's resident memory. ``--short`` steps 200 times and fills 2,000
+transitions, in replays of 2,000 (for tests).
 """
 
 from __future__ import annotations
@@ -43,7 +44,9 @@ def _rate(step: object, steps: int) -> float:
     return steps / (time.perf_counter() - start)
 
 
-def pipeline_rates(steps: int) -> list[tuple[str, float]]:
+def pipeline_rates(steps: int, replay_size: int) -> list[tuple[str, float]]:
+    """Env steps per second of each layer, over ``steps`` steps; the replays hold
+    ``replay_size`` transitions."""
     rng = np.random.default_rng(0)
     actions = rng.integers(0, 4, size=steps + 1)
     levels("atari")  # registers the ALE ids
@@ -74,7 +77,7 @@ def pipeline_rates(steps: int) -> list[tuple[str, float]]:
         return state, pipeline.filter_reward(response.reward)  # type: ignore[attr-defined]
 
     memory = ExperienceReplay(
-        100_000, pipeline.bind(game.observation_space), spaces.Discrete(4), rng
+        replay_size, pipeline.bind(game.observation_space), spaces.Discrete(4), rng
     )
     previous = {"state": filtered_step()[0]}
 
@@ -99,7 +102,7 @@ def pipeline_rates(steps: int) -> list[tuple[str, float]]:
         ("  + stored in replay (frames once)", _rate(stored_step, steps)),
     ]
     preset = load_preset("Atari_DQN")
-    preset.graph_manager.agent_params.memory.max_size = 100_000  # type: ignore[attr-defined]
+    preset.graph_manager.agent_params.memory.max_size = replay_size  # type: ignore[attr-defined]
     with tempfile.TemporaryDirectory() as directory:
         graph = preset.graph_manager.create_graph(
             RunContext(seed=0, experiment_dir=Path(directory), quiet=True, progress_seconds=1e9)
@@ -152,9 +155,15 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--steps", type=int, default=5000)
     parser.add_argument("--capacity", type=int, default=1_000_000)
+    parser.add_argument("--short", action="store_true", help="tiny budgets (for tests)")
     args = parser.parse_args()
-    print(f"python -m benchmarks.atari --steps {args.steps} --capacity {args.capacity}\n")
-    rows = pipeline_rates(args.steps)
+    replay_size = 100_000
+    if args.short:
+        args.steps, args.capacity, replay_size = 200, 2000, 2000
+        print("python -m benchmarks.atari --short\n")
+    else:
+        print(f"python -m benchmarks.atari --steps {args.steps} --capacity {args.capacity}\n")
+    rows = pipeline_rates(args.steps, replay_size)
     bare = rows[0][1]
     print(f"{'Breakout, random actions':<46} {'env steps/s':>12} {'vs bare':>8}")
     for name, rate in rows:

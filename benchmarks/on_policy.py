@@ -1,12 +1,14 @@
 """CartPole_ClippedPPO: wall time of a whole run and training throughput per env count.
 
-    python -m benchmarks.on_policy [--steps N]
+    python -m benchmarks.on_policy [--steps N] [--short]
 
 Prints the wall time of CartPole_ClippedPPO for its 100,000 env steps as the preset runs
 them (training with its evaluations every 5,000 steps), then env steps per second of its
 training (collection and updates, no evaluation) over ``--steps`` env steps with 1, 8 and 16
 environment copies (the preset's blocks of 32 steps per copy, so bigger blocks with more
-copies), with the gradient steps per second they took.
+copies), with the gradient steps per second they took. ``--short`` cuts the whole run to
+1,024 env steps with an evaluation of one episode every 512, and the training to 512 env
+steps (a block of the 16 copies), for tests.
 """
 
 from __future__ import annotations
@@ -19,13 +21,24 @@ from pathlib import Path
 from coach.core.step_units import EnvironmentSteps
 from coach.graph_managers.graph_manager import GraphManager
 from coach.graph_managers.parameters import RunContext
+from coach.parameters import set_parameter
 from coach.presets import load_preset
 
 PRESET = "CartPole_ClippedPPO"
+SHORT = {
+    "schedule.improve_steps": "EnvironmentSteps(1024)",
+    "schedule.steps_between_evaluation_periods": "EnvironmentSteps(512)",
+    "schedule.evaluation_steps": "EnvironmentEpisodes(1)",
+}
+"""The whole run of ``--short``."""
 
 
-def _graph(directory: Path, num_envs: int | None = None) -> GraphManager:
+def _graph(
+    directory: Path, num_envs: int | None = None, overrides: dict[str, str] | None = None
+) -> GraphManager:
     preset = load_preset(PRESET)
+    for path, value in (overrides or {}).items():
+        set_parameter(preset.graph_manager.parameters(), path, value)
     if num_envs is not None:
         preset.graph_manager.env_params.num_envs = num_envs  # type: ignore[attr-defined]
     return preset.graph_manager.create_graph(
@@ -33,9 +46,9 @@ def _graph(directory: Path, num_envs: int | None = None) -> GraphManager:
     )
 
 
-def whole_run(directory: Path) -> tuple[float, int, float]:
+def whole_run(directory: Path, overrides: dict[str, str]) -> tuple[float, int, float]:
     """Seconds of the preset's whole run, its env steps and its last evaluation mean."""
-    graph = _graph(directory)
+    graph = _graph(directory, overrides=overrides)
     start = time.perf_counter()
     graph.improve()
     seconds = time.perf_counter() - start
@@ -57,18 +70,22 @@ def training_rate(directory: Path, num_envs: int, steps: int) -> tuple[float, fl
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--steps", type=int, default=50_000, help="env steps per rate")
+    parser.add_argument("--short", action="store_true", help="tiny budgets (for tests)")
     args = parser.parse_args()
+    if args.short:
+        args.steps = 512
     with tempfile.TemporaryDirectory() as tmp:
-        seconds, env_steps, reward = whole_run(Path(tmp) / "whole")
+        seconds, env_steps, reward = whole_run(Path(tmp) / "whole", SHORT if args.short else {})
         rates = [(n, *training_rate(Path(tmp) / f"n{n}", n, args.steps)) for n in (1, 8, 16)]
-    print(f"\n{PRESET}, the whole preset (seed 0)")
+    print(f"\n{PRESET}, the whole preset{' (cut short)' * args.short} (seed 0)")
     print(f"{'env steps':>9}  {'wall time':>9}  {'last evaluation':>15}")
     print(f"{env_steps:>9,}  {seconds:>8.1f}s  {reward:>15.1f}")
     print(f"\n{PRESET} training, {args.steps:,} env steps")
     print(f"{'envs':>4}  {'env steps/s':>11}  {'gradient steps/s':>16}")
     for num_envs, rate, gradient_rate in rates:
         print(f"{num_envs:>4}  {rate:>11,.0f}  {gradient_rate:>16,.0f}")
-    print(f"\nreproduce: python -m benchmarks.on_policy --steps {args.steps}")
+    options = "--short" if args.short else f"--steps {args.steps}"
+    print(f"\nreproduce: python -m benchmarks.on_policy {options}")
 
 
 if __name__ == "__main__":

@@ -1,7 +1,7 @@
 """Collection throughput with rollout workers: env steps per second for n = 1, 2 and 4.
 
     python -m benchmarks.parallel [--level HalfCheetah-v5] [--rounds 8] [--seconds 1.5]
-                                  [--backends local ray]
+                                  [--backends local ray] [--short]
 
 Mujoco_SAC's agent on a MuJoCo task (HalfCheetah by default: a step costs real CPU), one
 env copy per worker. Each figure times the learner taking blocks into its replay memory while
@@ -17,7 +17,8 @@ other would compare the machine's moods as much as the worker counts. The runs o
 backend are therefore built side by side and measured in turns: every round gives each of
 them a slice of about ``--seconds``; a figure is the steps of all its slices over their
 time, and ``x n=1`` its ratio to the n = 1 figure. ``worst`` is the lowest ratio that any one
-round gave.
+round gave. ``--short`` (for tests) measures n = 1 and 2 in one round of ~0.05 s slices,
+after 100 warm-up steps.
 """
 
 from __future__ import annotations
@@ -34,7 +35,8 @@ from coach.core.run_phase import RunPhase
 from coach.core.step_units import EnvironmentSteps
 from coach.graph_managers.graph_manager import GraphManager
 from coach.graph_managers.parameters import RunContext
-from coach.parallel.distributed import BACKENDS, DistributedGraphManager, DistributedParameters
+from coach.parallel.distributed import DistributedGraphManager
+from coach.parallel.parameters import BACKENDS, DistributedParameters
 from coach.presets import load_preset
 
 WORKERS = (1, 2, 4)
@@ -134,16 +136,17 @@ Row = tuple[str, int | None]
 
 
 def _measure(
-    graphs: dict[Row, GraphManager | _Bare], rounds: int, seconds: float
+    graphs: dict[Row, GraphManager | _Bare], rounds: int, seconds: float, warmup: int
 ) -> dict[tuple[Row, RunPhase], list[tuple[int, float]]]:
-    """(steps, seconds) of each graph's slice in each round, for both phases."""
+    """(steps, seconds) of each graph's slice in each round, for both phases; ``warmup``
+    steps first, then as many again to size a slice (at least ``warmup // 5`` steps)."""
     slices: dict[tuple[Row, RunPhase], list[tuple[int, float]]] = {}
     for phase in PHASES:
         steps: dict[Row, int] = {}
         for key, graph in graphs.items():  # warm-up, then the size of a slice
-            _run(graph, phase, 1000)
-            rate = 1000 / _run(graph, phase, 1000)
-            steps[key] = max(200, int(round(rate * seconds, -2)))
+            _run(graph, phase, warmup)
+            rate = warmup / _run(graph, phase, warmup)
+            steps[key] = max(warmup // 5, int(round(rate * seconds, -2)))
         for _ in range(rounds):
             for key, graph in graphs.items():
                 before = graph.env_steps
@@ -158,7 +161,14 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=8)
     parser.add_argument("--seconds", type=float, default=1.5, help="seconds per slice")
     parser.add_argument("--backends", nargs="+", default=["local", "ray"], choices=BACKENDS)
+    parser.add_argument(
+        "--short", action="store_true", help="n = 1, 2; one round of tiny slices (for tests)"
+    )
     args = parser.parse_args()
+    workers: tuple[int, ...] = WORKERS
+    warmup = 1000
+    if args.short:
+        workers, warmup, args.rounds, args.seconds = (1, 2), 100, 1, 0.05
     print(
         f"{args.level}, one env copy per worker; {args.rounds} rounds of ~{args.seconds:g} s "
         f"slices, the runs of a backend measured in turns\n"
@@ -166,20 +176,20 @@ def main() -> None:
     print(f"{'backend':<8} {'workers':>7} {'random steps/s':>15} {'x n=1':>6} {'worst':>6} "
           f"{'policy steps/s':>15} {'x n=1':>6} {'worst':>6}")  # fmt: skip
     for backend in ["bare", *args.backends]:
-        rows: list[Row] = [(backend, n) for n in WORKERS]
+        rows: list[Row] = [(backend, n) for n in workers]
         if backend == "local":
             rows.insert(0, ("-", None))
-        with _runtime(backend, sum(WORKERS)):
+        with _runtime(backend, sum(workers)):
             graphs: dict[Row, GraphManager | _Bare] = {}
             try:
                 for row in rows:
-                    name, workers = row
+                    name, count = row
                     graphs[row] = (
-                        _Bare(args.level, workers or 1)
+                        _Bare(args.level, count or 1)
                         if name == "bare"
-                        else _graph(args.level, workers, backend)
+                        else _graph(args.level, count, backend)
                     )
-                slices = _measure(graphs, args.rounds, args.seconds)
+                slices = _measure(graphs, args.rounds, args.seconds, warmup)
             finally:
                 for graph in graphs.values():
                     graph.close()
@@ -195,6 +205,10 @@ def main() -> None:
                 cell = f"{rate:>15,.0f} {rate / base:>6.2f} {worst:>6.2f}"
                 cells.append(cell if backend != "bare" or phase is RunPhase.HEATUP else "")
             print(f"{row[0]:<8} {row[1] or '-':>7} {' '.join(cells)}", flush=True)
+    options = f"--level {args.level} --backends {' '.join(args.backends)}"
+    if not args.short:
+        options += f" --rounds {args.rounds} --seconds {args.seconds:g}"
+    print(f"\nreproduce: python -m benchmarks.parallel {options}{' --short' * args.short}")
 
 
 if __name__ == "__main__":

@@ -1,14 +1,15 @@
 """Speed of prioritized replay: sample a batch and update its priorities, in a full memory.
 
     python -m benchmarks.prioritized_replay [--capacity N] [--batch-sizes B ...]
-                                            [--iterations I] [--repeats R]
+                                            [--iterations I] [--repeats R] [--short]
 
 Fills a `PrioritizedExperienceReplay` with CartPole-like transitions (observations of shape
 (4,), float32), gives every row a random priority, then times ``sample(B)`` followed by
 ``update_priorities(batch.indices, td_errors)`` with random TD errors, the pair a DQN-style
 learner runs once per gradient step. The uniform `ExperienceReplay`'s ``sample(B)`` on the
 same rows is timed beside it, as the cost prioritization adds to. Each figure is the best of
-``--repeats`` timings, so that a busy moment of the machine does not decide it.
+``--repeats`` timings, so that a busy moment of the machine does not decide it. ``--short``
+takes tiny budgets on the same code paths (for tests).
 """
 
 from __future__ import annotations
@@ -70,7 +71,11 @@ def main() -> None:
     parser.add_argument("--batch-sizes", type=int, nargs="+", default=[32, 256], help="B")
     parser.add_argument("--iterations", type=int, default=3000, help="pairs per timing")
     parser.add_argument("--repeats", type=int, default=3, help="timings per figure (best kept)")
+    parser.add_argument("--short", action="store_true", help="tiny budgets (for tests)")
     args = parser.parse_args()
+    warmup = 100
+    if args.short:
+        args.capacity, args.iterations, args.repeats, warmup = 10_000, 20, 1, 5
 
     rng = np.random.default_rng(0)
     prioritized = PrioritizedExperienceReplay(
@@ -86,7 +91,7 @@ def main() -> None:
 
     rows = []
     for batch_size in args.batch_sizes:
-        per_rate(prioritized, batch_size, 100)  # warm up
+        per_rate(prioritized, batch_size, warmup)
         pair = min(per_rate(prioritized, batch_size, args.iterations) for _ in range(args.repeats))
         plain = min(uniform_rate(uniform, batch_size, args.iterations) for _ in range(args.repeats))
         rows.append((batch_size, pair, plain))
@@ -103,10 +108,13 @@ def main() -> None:
             f"{plain * 1e6:>17,.1f}"
         )
     sizes = " ".join(str(b) for b in args.batch_sizes)
-    print(
-        f"\nreproduce: python -m benchmarks.prioritized_replay --capacity {args.capacity} "
-        f"--batch-sizes {sizes} --iterations {args.iterations} --repeats {args.repeats}"
+    options = (
+        f"--short --batch-sizes {sizes}"
+        if args.short
+        else f"--capacity {args.capacity} --batch-sizes {sizes} --iterations {args.iterations} "
+        f"--repeats {args.repeats}"
     )
+    print(f"\nreproduce: python -m benchmarks.prioritized_replay {options}")
 
 
 if __name__ == "__main__":

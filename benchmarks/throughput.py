@@ -1,12 +1,13 @@
 """Throughput of CartPole_DQN against a bare gymnasium loop on the same environment.
 
-    make bench            (or: python -m benchmarks.throughput [--steps N] [--repeats R])
+    make bench            (or: python -m benchmarks.throughput [--steps N] [--repeats R]
+                                   [--train-steps T] [--short])
 
 Prints, from one run: heatup env-steps/s of CartPole_DQN next to a bare loop that steps the
 same gymnasium environments with random actions (``env.step(env.action_space.sample())``),
 their ratio, with 1 and 8 environment copies; and env-steps/s while DQN trains. Each figure
 is the best of ``--repeats`` timings, taken in turn, so that a busy moment of the machine
-does not decide a ratio.
+does not decide a ratio. ``--short`` takes tiny budgets on the same code paths (for tests).
 """
 
 from __future__ import annotations
@@ -72,13 +73,17 @@ def main() -> None:
     parser.add_argument("--steps", type=int, default=20_000, help="env steps per timing")
     parser.add_argument("--repeats", type=int, default=5, help="timings per figure (best kept)")
     parser.add_argument("--train-steps", type=int, default=10_000, help="env steps of training")
+    parser.add_argument("--short", action="store_true", help="tiny budgets (for tests)")
     args = parser.parse_args()
+    warmup = 1000
+    if args.short:
+        args.steps, args.repeats, args.train_steps, warmup = 200, 1, 300, 100
 
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
         for num_envs in (1, 8):
             g = graph(num_envs, Path(tmp) / f"heatup{num_envs}")
-            g.heatup(EnvironmentSteps(1000))  # warm up
+            g.heatup(EnvironmentSteps(warmup))
             bare, coach = 0.0, 0.0
             for _ in range(args.repeats):
                 bare = max(bare, bare_loop(num_envs, args.steps))
@@ -88,7 +93,7 @@ def main() -> None:
             rows.append((num_envs, bare, coach, coach / bare, target))
 
         g = graph(1, Path(tmp) / "train")
-        g.heatup(EnvironmentSteps(1000))
+        g.heatup(EnvironmentSteps(warmup))  # the memory holds a batch or more
         train_rate, gradient_rate = training_rate(g, args.train_steps)
         g.close()
 
@@ -100,10 +105,12 @@ def main() -> None:
     print(f"\n{PRESET} training, 1 env, {args.train_steps:,} env steps after heatup")
     print(f"{'env steps/s':>11}  {'gradient steps/s':>16}")
     print(f"{train_rate:>11,.0f}  {gradient_rate:>16,.0f}")
-    print(
-        f"\nreproduce: python -m benchmarks.throughput --steps {args.steps} "
-        f"--repeats {args.repeats} --train-steps {args.train_steps}"
+    options = (
+        "--short"
+        if args.short
+        else f"--steps {args.steps} --repeats {args.repeats} --train-steps {args.train_steps}"
     )
+    print(f"\nreproduce: python -m benchmarks.throughput {options}")
 
 
 if __name__ == "__main__":

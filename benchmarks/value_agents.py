@@ -1,10 +1,11 @@
 """Training throughput of the value-based CartPole presets.
 
-    python -m benchmarks.value_agents [--steps N] [PRESET ...]
+    python -m benchmarks.value_agents [--steps N] [--short] [PRESET ...]
 
 Each preset heats up, then trains for ``--steps`` env steps on seed 0; the table shows the
 env steps and gradient steps per second of that training (acting, storing, learning and
-target syncs together; no evaluation).
+target syncs together; no evaluation). ``--short`` heats up 100 steps and trains 300, one
+round of the presets' training cut to 8 gradient steps (for tests).
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from pathlib import Path
 
 from coach.core.step_units import EnvironmentSteps
 from coach.graph_managers.parameters import RunContext
+from coach.parameters import set_parameter
 from coach.presets import load_preset
 
 PRESETS = [
@@ -30,9 +32,18 @@ PRESETS = [
 ]
 
 
-def measure(name: str, steps: int) -> tuple[float, float]:
+SHORT = {
+    "schedule.heatup_steps": "EnvironmentSteps(100)",
+    "agent.algorithm.num_consecutive_training_steps": "8",
+}
+"""The overrides of ``--short``: a batch or more in the memory, a short training round."""
+
+
+def measure(name: str, steps: int, overrides: dict[str, str]) -> tuple[float, float]:
     preset = load_preset(name)
     graph = preset.graph_manager
+    for path, value in overrides.items():
+        set_parameter(graph.parameters(), path, value)
     with tempfile.TemporaryDirectory() as directory:
         graph.create_graph(
             RunContext(seed=0, experiment_dir=Path(directory), quiet=True, progress_seconds=1e9)
@@ -52,13 +63,19 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("presets", nargs="*", default=PRESETS)
     parser.add_argument("--steps", type=int, default=10_000, help="training env steps")
+    parser.add_argument("--short", action="store_true", help="300 training steps (for tests)")
     args = parser.parse_args()
+    if args.short:
+        args.steps = 300
     print(f"\nTraining throughput, {args.steps:,} env steps after heatup, 1 env, seed 0")
     print(f"{'preset':<28} {'env steps/s':>11} {'gradient steps/s':>16}")
     for name in args.presets:
-        env_rate, gradient_rate = measure(name, args.steps)
+        env_rate, gradient_rate = measure(name, args.steps, SHORT if args.short else {})
         print(f"{name:<28} {env_rate:>11,.0f} {gradient_rate:>16,.0f}")
-    print(f"\nreproduce: python -m benchmarks.value_agents --steps {args.steps}")
+    options = "--short" if args.short else f"--steps {args.steps}"
+    if args.presets != PRESETS:
+        options += " " + " ".join(args.presets)
+    print(f"\nreproduce: python -m benchmarks.value_agents {options}")
 
 
 if __name__ == "__main__":

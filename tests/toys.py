@@ -133,3 +133,22 @@ class FailingEnv(gym.Env):
         if self.steps >= self.fail_at:
             raise RuntimeError("the simulator crashed")
         return np.zeros(4, dtype=np.float32), 1.0, False, self.steps % 5 == 0, {}
+
+
+class CoinFlipEnv(gym.Env):
+    """One-step episodes whose reward is a fair coin's toss (1 or 0), whatever the action:
+    one lucky episode reaches a reward of 1, twenty average about 0.5."""
+
+    def __init__(self) -> None:
+        self.observation_space = spaces.Box(-1.0, 1.0, shape=(1,), dtype=np.float32)
+        self.action_space = spaces.Discrete(2)
+
+    def reset(
+        self, *, seed: int | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[np.ndarray, dict[str, Any]]:
+        super().reset(seed=seed)
+        return np.zeros(1, dtype=np.float32), {}
+
+    def step(self, action: Any) -> tuple[np.ndarray, float, bool, bool, dict[str, Any]]:
+        reward = float(self.np_random.integers(0, 2))
+        return np.zeros(1, dtype=np.float32), reward, True, False, {}

@@ -135,6 +135,11 @@ class GraphManager(ABC):
     def training_steps(self) -> int:
         return sum(level.agent.training_steps for level in self.levels)
 
+    @property
+    def training_episodes(self) -> int:
+        """Episodes finished in heatup and training (evaluation excluded)."""
+        return self._training_count(EnvironmentEpisodes(0))
+
     def _episodes(self) -> int:
         return self.environment.total_episodes if self.environment is not None else 0
 

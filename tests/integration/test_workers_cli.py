@@ -6,12 +6,12 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
-import time
 from pathlib import Path
 
 import pytest
 
 from tests.integration.coach_cli import COMMAND, ENV, SMALL, coach, experiment, rewards
+from tests.processes import Console, wait_for_exit
 
 SMALL_PPO = [
     "-cp", "schedule.improve_steps=EnvironmentSteps(2048)",
@@ -80,26 +80,25 @@ def test_ctrl_c_saves_a_checkpoint_and_stops_every_worker(backend: str, tmp_path
         cwd=tmp_path, env=ENV, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
         start_new_session=True,
     )  # fmt: skip
-    assert process.stdout is not None
-    pids: list[int] = []
-    for line in process.stdout:
-        if "rollout workers on the" in line:
-            pids = [int(p) for p in line.split("(pids ")[1].rstrip(")\n").split(", ")]
-            break
-    time.sleep(3)  # training under way
+    console = Console(process)
+    line = console.wait_for(lambda line: "rollout workers on the" in line, timeout=120)
+    pids = [int(p) for p in line.split("(pids ")[1].rstrip(")\n").split(", ")]
+    # The heatup's last progress line (at its 300 steps): training starts.
+    console.wait_for(_heatup_done, timeout=120)
     os.killpg(process.pid, signal.SIGINT)
-    _, stderr = process.communicate(timeout=120)
+    _, stderr = console.finish(timeout=120)
     assert process.returncode == 130, stderr
     assert "Traceback" not in stderr
     run = experiment(tmp_path)
     log = (run / "log.txt").read_text()
     assert "interrupted at" in log and "died" not in log
     assert list((run / "checkpoints").glob("checkpoint_*.pt"))
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline:
-        alive = [p for p in pids if Path(f"/proc/{p}").exists()]
-        leftover = _processes(ray_names) - before
-        if not alive and not leftover:
-            break
-        time.sleep(0.3)
-    assert not alive and not leftover
+    # The workers, and a Ray runtime's processes, exit (the run may leave their reaping to
+    # the system after its own exit).
+    assert not wait_for_exit([*pids, *(_processes(ray_names) - before)], timeout=30)
+
+
+def _heatup_done(line: str) -> bool:
+    """A progress line of heatup at 300 env steps or more."""
+    words = line.split()
+    return "heatup" in words and int(words[words.index("steps") + 1]) >= 300

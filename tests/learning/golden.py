@@ -1,16 +1,28 @@
-"""Golden runs: every preset that declares `validation` trains until it reaches its reward.
+"""Golden runs: every preset that declares `validation` trains within its budgets, and its
+best agent, evaluated afresh, keeps its promise.
 
     make golden              (or: python -m tests.learning.golden [--jobs N] [PRESET ...])
 
-Runs the (preset, seed) cases several at once, one process each, up to the number of cores,
-and prints a table: the threshold, the env steps and wall time at which the evaluation mean
-first reached it, and pass or FAIL (not reached within the preset's budget). Exits 1 if any
-case fails.
+Runs the (preset, seed) cases several at once, one process each, up to the number of cores.
+A case trains until its budgets are spent (every one the validation declares: env steps,
+training episodes, epochs over a dataset) or its preset's schedule ends. It passes when
+
+- an evaluation within every budget reached the threshold (for a ceiling: no evaluation
+  within the budgets broke it), and
+- the run's ``checkpoints/best.pt`` (the run after its best evaluation, saved within the
+  budgets), loaded into a freshly built graph of the preset and evaluated on 20 fresh
+  episodes with a seed of its own, meets the threshold too (averages at least the reward,
+  reaches the success rate; for a ceiling, stays below it): one lucky evaluation is not
+  enough.
+
+The table also shows the final agent (the run's last checkpoint, evaluated the same way), so
+that a run that peaks and then collapses is visible. Exits 1 if any case fails.
 """
 
 from __future__ import annotations
 
 import argparse
+import math
 import os
 import sys
 import tempfile
@@ -19,10 +31,79 @@ from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass
 from multiprocessing import get_context
 from pathlib import Path
+from typing import Any
 
+from coach.batch.graph_manager import BatchRLGraphManager
+from coach.checkpoints import BEST, load_checkpoint
+from coach.core.step_units import EnvironmentEpisodes
 from coach.graph_managers.evaluation import EvaluationResult
+from coach.graph_managers.graph_manager import GraphManager
 from coach.graph_managers.parameters import RunContext
-from coach.presets import list_presets, load_preset
+from coach.presets import PresetValidation, list_presets, load_preset
+
+EPISODES = 20
+"""Fresh episodes that evaluate best.pt and the final agent."""
+SEED_OFFSET = 10_000
+"""The fresh evaluations' seed is the training seed plus this: apart from every training
+seed a validation names."""
+
+
+@dataclass(slots=True)
+class Spent:
+    """What a run has spent, in each unit a validation may budget."""
+
+    env_steps: int
+    episodes: int
+    epochs: int
+
+    @classmethod
+    def of(cls, graph: GraphManager) -> Spent:
+        epochs = graph.epoch if isinstance(graph, BatchRLGraphManager) else 0
+        return cls(graph.env_steps, graph.training_episodes, epochs)
+
+    def budgets(self, validation: PresetValidation) -> list[tuple[int, int]]:
+        """(spent, budget) for each budget the validation declares."""
+        pairs = [
+            (self.env_steps, validation.max_env_steps),
+            (self.episodes, validation.max_episodes),
+            (self.epochs, validation.max_epochs),
+        ]
+        return [(used, budget) for used, budget in pairs if budget is not None]
+
+    def within(self, validation: PresetValidation) -> bool:
+        """Within every declared budget."""
+        return all(used <= budget for used, budget in self.budgets(validation))
+
+    def exhausted(self, validation: PresetValidation) -> bool:
+        """Some declared budget is spent: nothing later counts."""
+        return any(used >= budget for used, budget in self.budgets(validation))
+
+
+def meets(validation: PresetValidation, result: EvaluationResult) -> bool:
+    """Whether an evaluation keeps the promise: reaches what it must reach (if anything)
+    and breaks no ceiling."""
+    rate, mean = result.success_rate, result.mean_reward
+    floor = validation.min_reward is not None or validation.min_success_rate is not None
+    return (not floor or validation.reached(mean, rate)) and not validation.broken(rate, mean)
+
+
+def score(validation: PresetValidation, result: EvaluationResult) -> float:
+    """What the table shows of an evaluation: its mean reward, or its success rate when the
+    validation promises nothing about the reward."""
+    rewarded = validation.min_reward is not None or validation.max_reward is not None
+    return result.mean_reward if rewarded else result.success_rate
+
+
+def evaluate_checkpoint(name: str, state: dict[str, Any], seed: int) -> EvaluationResult:
+    """``state``'s agents in a freshly built graph of preset ``name``, on `EPISODES` fresh
+    episodes seeded with ``seed`` (as ``coach -p NAME -crd PATH --evaluate 20`` does)."""
+    graph = load_preset(name).graph_manager
+    graph.create_graph(RunContext(seed=seed, quiet=True))
+    try:
+        graph.load_state_dict(state, whole_run=False)
+        return graph.evaluate(EnvironmentEpisodes(EPISODES))
+    finally:
+        graph.close()
 
 
 @dataclass(slots=True)
@@ -30,16 +111,113 @@ class GoldenResult:
     preset: str
     seed: int
     threshold: str
-    budget: int | None
     reached_at: int | None
+    """Env steps of the first evaluation within budget that kept the promise (a ceiling:
+    the last evaluation, once the run kept it throughout)."""
     seconds: float | None
+    """Wall time to ``reached_at``."""
     best: float
+    """The best evaluation within budget (its mean reward, or success rate)."""
+    best_checkpoint: float | None
+    """best.pt on `EPISODES` fresh episodes; ``None`` without a best.pt."""
+    final: float | None
+    """The last checkpoint on `EPISODES` fresh episodes."""
+    passed: bool
+    why: str
+    """Why it failed ("" when it passed)."""
 
-    @property
-    def passed(self) -> bool:
-        return self.reached_at is not None and (
-            self.budget is None or self.reached_at <= self.budget
+
+def _verdict(
+    validation: PresetValidation,
+    reached: bool,
+    broken: bool,
+    best: tuple[bool, EvaluationResult] | None,
+) -> str:
+    """Why a case fails, or "" when it passes."""
+    if broken:
+        return "an evaluation within budget broke the ceiling"
+    if not reached:
+        return "no evaluation within budget reached the threshold"
+    if best is None:
+        return f"the run wrote no {BEST}"
+    within, result = best
+    if not within:
+        return f"{BEST} is of an evaluation past the budget"
+    if not meets(validation, result):
+        return f"{BEST} on {EPISODES} fresh episodes does not keep the promise"
+    return ""
+
+
+def run_case(
+    name: str, seed: int, workers: int | None = None, backend: str = "local"
+) -> GoldenResult:
+    """Train ``name`` on ``seed`` within its validation's budgets (with ``workers`` rollout
+    workers on ``backend``, if given), then judge the run and its checkpoints."""
+    preset = load_preset(name)
+    validation = preset.validation
+    assert validation is not None, f"{name} declares no validation"
+    graph = preset.graph_manager
+    if workers is not None:
+        from coach.parallel.distributed import DistributedGraphManager
+        from coach.parallel.parameters import DistributedParameters
+
+        graph = DistributedGraphManager(
+            graph, DistributedParameters(num_workers=workers, backend=backend)
         )
+    within: list[bool] = []  # for each evaluation: whether it came within every budget
+    reached: tuple[int, float] | None = None
+    broken = False
+    start = time.perf_counter()
+
+    def stop_when(result: EvaluationResult) -> bool:
+        nonlocal reached, broken
+        spent = Spent.of(graph)
+        within.append(spent.within(validation))
+        if within[-1]:
+            broken = broken or validation.broken(result.success_rate, result.mean_reward)
+            if reached is None and not validation.ceiling() and meets(validation, result):
+                reached = (result.env_steps, time.perf_counter() - start)
+        # Train to the end of the budgets (a preset may train for longer), so that the
+        # final agent shows what became of the best one.
+        return broken or spent.exhausted(validation)
+
+    graph.stop_when = stop_when
+    with tempfile.TemporaryDirectory() as directory:
+        graph.create_graph(RunContext(seed=seed, experiment_dir=Path(directory), quiet=True))
+        try:
+            graph.improve()
+            final_path = graph.save_checkpoint()  # as the CLI's run ends, early stop or not
+        finally:
+            graph.close()
+        evaluations = graph.evaluations
+        if validation.ceiling() and not broken and any(within):
+            # A ceiling holds once the run kept it within its whole budget.
+            last = max(i for i, inside in enumerate(within) if inside)
+            reached = (evaluations[last].env_steps, time.perf_counter() - start)
+        evaluation_seed = seed + SEED_OFFSET
+        best: tuple[bool, EvaluationResult] | None = None
+        best_path = Path(directory) / "checkpoints" / BEST
+        if best_path.is_file():
+            state = load_checkpoint(best_path)
+            # best.pt was saved right after the evaluation that made it the best so far.
+            index = len(state["evaluations"]) - 1
+            best = (within[index], evaluate_checkpoint(name, state, evaluation_seed))
+        assert final_path is not None
+        final = evaluate_checkpoint(name, load_checkpoint(final_path), evaluation_seed)
+    scores = [score(validation, e) for e, inside in zip(evaluations, within, strict=True) if inside]
+    why = _verdict(validation, reached is not None, broken, best)
+    return GoldenResult(
+        preset=name,
+        seed=seed,
+        threshold=validation.describe(),
+        reached_at=reached[0] if reached is not None else None,
+        seconds=reached[1] if reached is not None else None,
+        best=max((s for s in scores if not math.isnan(s)), default=math.nan),
+        best_checkpoint=score(validation, best[1]) if best is not None else None,
+        final=score(validation, final),
+        passed=not why,
+        why=why,
+    )
 
 
 def cases(names: list[str] | None = None) -> list[tuple[str, int]]:
@@ -52,60 +230,26 @@ def cases(names: list[str] | None = None) -> list[tuple[str, int]]:
     return out
 
 
-def run_case(
-    name: str, seed: int, workers: int | None = None, backend: str = "local"
-) -> GoldenResult:
-    """Train ``name`` on ``seed`` until its evaluation mean reaches the validation reward
-    (with ``workers`` rollout workers on ``backend``, if given)."""
-    preset = load_preset(name)
-    validation = preset.validation
-    assert validation is not None, f"{name} declares no validation"
-    reached: list[tuple[int, float]] = []
-    start = time.perf_counter()
+def _figure(value: float | None) -> str:
+    return "-" if value is None or math.isnan(value) else f"{value:.1f}"
 
-    broken: list[int] = []
 
-    def stop_when(result: EvaluationResult) -> bool:
-        rate = result.success_rate
-        if validation.broken(rate, result.mean_reward):
-            broken.append(result.env_steps)
-        elif validation.reached(result.mean_reward, rate) and not reached:
-            reached.append((result.env_steps, time.perf_counter() - start))
-        # Stop once decided, or once past the budget (a preset may train for longer).
-        budget = validation.max_env_steps
-        return bool(reached or broken) or (budget is not None and result.env_steps >= budget)
-
-    graph = preset.graph_manager
-    if workers is not None:
-        from coach.parallel.distributed import DistributedGraphManager
-        from coach.parallel.parameters import DistributedParameters
-
-        graph = DistributedGraphManager(
-            graph, DistributedParameters(num_workers=workers, backend=backend)
+def table(results: list[GoldenResult]) -> list[str]:
+    """The golden table's lines: a row per case, then why each failure failed."""
+    lines = [
+        f"{'preset':<28} {'seed':>4} {'threshold':>12} {'reached at':>10} {'seconds':>7} "
+        f"{'best eval':>9} {f'best.pt {EPISODES} eps':>16} {f'final {EPISODES} eps':>14}  result"
+    ]
+    for r in results:
+        at = f"{r.reached_at:,}" if r.reached_at is not None else "-"
+        seconds = f"{r.seconds:.0f}" if r.seconds is not None else "-"
+        lines.append(
+            f"{r.preset:<28} {r.seed:>4} {r.threshold:>12} {at:>10} {seconds:>7} "
+            f"{_figure(r.best):>9} {_figure(r.best_checkpoint):>16} {_figure(r.final):>14}  "
+            f"{'pass' if r.passed else 'FAIL'}"
         )
-    graph.stop_when = stop_when
-    with tempfile.TemporaryDirectory() as directory:
-        graph.create_graph(RunContext(seed=seed, experiment_dir=Path(directory), quiet=True))
-        try:
-            graph.improve()
-        finally:
-            graph.close()
-    seconds = time.perf_counter() - start
-    if validation.ceiling() and not broken and graph.evaluations:
-        # A ceiling holds once the whole budget ran without breaking it.
-        reached.append((graph.evaluations[-1].env_steps, seconds))
-    rewarded = validation.min_reward is not None or validation.max_reward is not None
-    key = "mean_reward" if rewarded else "success_rate"
-    best = max((getattr(e, key) for e in graph.evaluations), default=float("nan"))
-    return GoldenResult(
-        name,
-        seed,
-        validation.describe(),
-        validation.max_env_steps,
-        None if broken else (reached[0][0] if reached else None),
-        None if broken else (reached[0][1] if reached else None),
-        best,
-    )
+    lines += [f"{r.preset} seed {r.seed}: {r.why}" for r in results if not r.passed]
+    return lines
 
 
 def main() -> int:
@@ -125,22 +269,15 @@ def main() -> int:
         for future in as_completed(futures):
             r = future.result()
             results.append(r)
-            state = "pass" if r.passed else "FAIL"
-            at = f"reached at {r.reached_at:,} env steps, {r.seconds:.0f} s" if r.reached_at else ""
+            state = "pass" if r.passed else f"FAIL ({r.why})"
             print(
-                f"{r.preset} seed {r.seed}: {state} {at} best {r.best:.1f} "
+                f"{r.preset} seed {r.seed}: {state}; best eval {_figure(r.best)}, best.pt "
+                f"{_figure(r.best_checkpoint)}, final {_figure(r.final)} "
                 f"({len(results)}/{len(todo)})",
                 flush=True,
             )
     results.sort(key=lambda r: (r.preset, r.seed))
-    print(f"\n{'preset':<28} {'seed':>4} {'threshold':>9} {'budget':>9} {'reached at':>10} "
-          f"{'wall time':>9} {'best':>7}  result")  # fmt: skip
-    for r in results:
-        at = f"{r.reached_at:,}" if r.reached_at is not None else "-"
-        seconds = f"{r.seconds:.0f} s" if r.seconds is not None else "-"
-        budget = f"{r.budget:,}" if r.budget is not None else "-"
-        print(f"{r.preset:<28} {r.seed:>4} {r.threshold:>9} {budget:>9} {at:>10} "
-              f"{seconds:>9} {r.best:>7.1f}  {'pass' if r.passed else 'FAIL'}")  # fmt: skip
+    print("\n" + "\n".join(table(results)))
     failed = sum(not r.passed for r in results)
     print(f"\n{len(results) - failed} passed, {failed} failed "
           f"({time.perf_counter() - started:.0f} s with {args.jobs} jobs)")  # fmt: skip

@@ -1,4 +1,5 @@
-"""Golden runs as tests: each preset reaches its own validation reward within its budget.
+"""Golden runs as tests: each preset reaches its own validation reward within its budgets,
+and its best.pt keeps it on fresh episodes.
 
 Slow (minutes per preset and seed): marked ``learning``, out of the default run. ``make
 golden`` runs the same cases in parallel and prints a table (tests/learning/golden.py).
@@ -8,15 +9,12 @@ from __future__ import annotations
 
 import pytest
 
-from tests.learning.golden import cases, run_case
+from tests.learning.golden import cases, run_case, table
 
 
 @pytest.mark.learning
 @pytest.mark.parametrize(("name", "seed"), cases())
 def test_preset_reaches_its_reward(name: str, seed: int) -> None:
     result = run_case(name, seed)
-    print(f"\n{name} seed {seed}: reached {result.threshold} at {result.reached_at} env steps")
-    assert result.passed, (
-        f"{name} seed {seed} never reached {result.threshold} within {result.budget} env "
-        f"steps (best {result.best:.1f})"
-    )
+    print("\n" + "\n".join(table([result])))
+    assert result.passed, f"{name} seed {seed}: {result.why}"

@@ -1,18 +1,18 @@
-"""Every shipped preset loads, builds and runs a few hundred steps end to end."""
+"""Every shipped preset loads, builds and runs a few hundred steps end to end: every level's
+agent stores transitions and takes gradient steps."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
 import pytest
-from gymnasium import spaces
 
+from benchmarks.batch_rl import record_random_dataset
 from coach.batch.graph_manager import BatchRLGraphManager
-from coach.batch.recording import EpisodeRecorder
-from coach.core.run_phase import RunPhase
-from coach.core.step_units import EnvironmentSteps
 from coach.environments.atari import AtariEnvironmentParameters
+from coach.graph_managers.graph_manager import GraphManager
 from coach.graph_managers.parameters import RunContext
 from coach.parameters import set_parameter
 from coach.presets import describe, list_presets, load_preset
@@ -23,6 +23,61 @@ TINY = {
     "schedule.steps_between_evaluation_periods": "EnvironmentSteps(100)",
     "schedule.evaluation_steps": "EnvironmentEpisodes(1)",
 }
+"""Every preset's budget: 100 steps of heatup, 200 of training, an evaluation every 100."""
+
+_ROUNDS = {
+    "agent.algorithm.num_consecutive_playing_steps": "EnvironmentSteps(100)",
+    "agent.algorithm.num_consecutive_training_steps": "4",
+}
+TRAINING: dict[str, dict[str, str]] = {
+    # Q presets that train in rounds every 256 or 320 env steps: a round every 100.
+    **{
+        name: _ROUNDS
+        for name in (
+            "BitFlip_DQN",
+            "BitFlip_DQN_HER",
+            "CartPole_Bootstrapped_DQN",
+            "CartPole_C51",
+            "CartPole_DDQN",
+            "CartPole_DQN",
+            "CartPole_Dueling_DDQN",
+            "CartPole_NStepQ",
+            "CartPole_QR_DQN",
+            "CartPole_Rainbow",
+        )
+    },
+    # On-policy presets whose blocks outgrow 200 steps: blocks of 64 steps (over all copies),
+    # a minibatch at most.
+    "CartPole_ClippedPPO": {"agent.memory.rollout_length": "8", "agent.algorithm.batch_size": "64"},
+    "CartPole_PPO": {"agent.memory.rollout_length": "8", "agent.algorithm.batch_size": "64"},
+    "CartPole_PG": {"agent.memory.rollout_length": "8"},
+    "LunarLander_ClippedPPO": {"agent.memory.rollout_length": "4"},
+    "Mujoco_ClippedPPO": {"agent.memory.rollout_length": "64"},
+    "Pendulum_ClippedPPO": {"agent.memory.rollout_length": "16"},
+}
+"""What a preset needs on top of `TINY` to store and learn within it (a smaller playing
+period: the budget stays the same)."""
+
+
+def _counting(store: Callable[..., object], calls: list[int]) -> Callable[..., object]:
+    """``store``, which also appends to ``calls`` each time (whatever its arguments)."""
+
+    def counting(*args: object, **kwargs: object) -> object:
+        calls.append(1)
+        return store(*args, **kwargs)
+
+    return counting
+
+
+def _count_stores(graph: GraphManager) -> list[list[int]]:
+    """For each level, a list that grows by one on each store into its agent's memory."""
+    counts: list[list[int]] = []
+    for level in graph.levels:
+        memory = level.agent.memory
+        assert memory is not None, f"{level.name}'s agent has no memory"
+        counts.append([])
+        memory.store = _counting(memory.store, counts[-1])
+    return counts
 
 
 def _is_atari(name: str) -> bool:
@@ -40,15 +95,21 @@ def test_preset_runs_briefly(name: str, tmp_path: Path) -> None:
     environment, agent = describe(preset)
     assert environment != "?" and agent != "?"
     roots = preset.graph_manager.parameters()
-    for path, value in TINY.items():
+    for path, value in {**TINY, **TRAINING.get(name, {})}.items():
         set_parameter(roots, path, value)
     graph = preset.graph_manager.create_graph(
         RunContext(seed=0, experiment_dir=tmp_path, quiet=True)
     )
+    stores = _count_stores(graph)
     try:
         graph.improve()
     finally:
         graph.close()
+    for level, calls in zip(graph.levels, stores, strict=True):
+        assert calls, f"{name}: {level.name}'s agent stored no transition"
+        assert level.agent.training_steps >= 1, (
+            f"{name}: {level.name}'s agent took no gradient step"
+        )
     # Three phases of 100 steps; a batch of B env copies may run past each by up to B - 1,
     # and a hierarchy's top step (its levels' horizons multiplied) by up to its length - 1.
     num_envs = graph.top_level.num_envs
@@ -63,22 +124,13 @@ def test_batch_preset_runs_an_epoch(
     name: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A batch preset learns one epoch from a small dataset recorded under its dataset's
-    name (random actions in its environment: a DQN agent's heatup for discrete actions, a
-    SAC agent's for continuous ones), then evaluates for an episode."""
+    name (uniform random actions in its environment), its memory holding the dataset's
+    transitions, then evaluates for an episode."""
     monkeypatch.setenv("MINARI_DATASETS_PATH", str(tmp_path / "minari"))
     preset = load_preset(name)
     graph = preset.graph_manager
     assert isinstance(graph, BatchRLGraphManager) and graph.batch_params.dataset_recipe
-    probe = graph.env_params.make_env()
-    discrete = isinstance(probe.action_space, spaces.Discrete)
-    probe.close()
-    source = load_preset("CartPole_DQN" if discrete else "Pendulum_SAC").graph_manager
-    source.env_params = graph.env_params
-    source.create_graph(RunContext(seed=0))
-    recorder = EpisodeRecorder(source.levels[0], source.environment, [RunPhase.HEATUP])
-    source.heatup(EnvironmentSteps(600))
-    source.close()
-    recorder.write(graph.batch_params.dataset, "random actions, for a test")
+    record_random_dataset(graph, 600)
     roots = graph.parameters()
     set_parameter(roots, "schedule.improve_steps", "Epochs(1)")
     set_parameter(roots, "schedule.evaluation_steps", "EnvironmentEpisodes(1)")
@@ -87,8 +139,11 @@ def test_batch_preset_runs_an_epoch(
         graph.improve()
     finally:
         graph.close()
+    agent = graph.levels[0].agent
+    assert graph.dataset is not None and graph.dataset.total_steps >= 600
+    assert agent.memory is not None and len(agent.memory) == graph.dataset.total_steps
     assert graph.epoch == 1 and len(graph.evaluations) == 1
-    assert graph.levels[0].agent.training_steps > 0
+    assert agent.training_steps >= 1
 
 
 def test_every_preset_promises_a_reward() -> None:

@@ -1,6 +1,6 @@
 """Unit tests for coach/agents/hac.py on a two-level hierarchy over PendulumWithGoals:
 hindsight action transitions, subgoal testing (no exploration below, penalties for missed
-subgoals) and the clipped targets."""
+subgoals), the clipped targets, and determinism."""
 
 from __future__ import annotations
 
@@ -44,7 +44,10 @@ def _agent(testing_rate: float, sets_goals: bool) -> HACAgentParameters:
 
 
 def _graph(
-    testing_rate: float, tmp_path: Path, levels: list[HACAgentParameters] | None = None
+    testing_rate: float,
+    tmp_path: Path,
+    levels: list[HACAgentParameters] | None = None,
+    seed: int = 0,
 ) -> HACGraphManager:
     schedule = ScheduleParameters(
         heatup_steps=EnvironmentSteps(0),
@@ -62,7 +65,7 @@ def _graph(
         schedule,
         hierarchy,
     )
-    return graph.create_graph(RunContext(seed=0, experiment_dir=tmp_path, quiet=True))
+    return graph.create_graph(RunContext(seed=seed, experiment_dir=tmp_path, quiet=True))
 
 
 def test_the_levels_join_the_hierarchy(tmp_path: Path) -> None:
@@ -131,3 +134,34 @@ def test_targets_are_clipped_to_the_returns_of_the_horizon(tmp_path: Path) -> No
     }
     assert torch.all(bottom.bootstrap_values(states) == -HORIZON)
     graph.close()
+
+
+def test_same_seed_same_numbers(tmp_path: Path) -> None:
+    """Two runs on one seed: the same transitions stored, weights and evaluation at every
+    level; another seed: other ones."""
+    runs = []
+    for i, seed in enumerate((0, 0, 1)):
+        graph = _graph(0.3, tmp_path / str(i), seed=seed)
+        graph.improve()
+        graph.close()
+        agents = [level.agent for level in graph.levels]
+        assert all(agent.training_steps > 0 for agent in agents)
+        stored = []
+        for agent in agents:
+            assert agent.memory is not None
+            batch = agent.memory.get(np.arange(len(agent.memory)))
+            stored += [batch.states["observation"], batch.actions, batch.rewards]
+        weights = [
+            p.detach().clone()
+            for agent in agents
+            for network in agent.networks.values()
+            for p in network.online.parameters()
+        ]
+        runs.append(([e.rewards for e in graph.evaluations], stored, weights))
+    (rewards, stored, weights), (rewards_b, stored_b, weights_b), other = runs
+    assert rewards == rewards_b
+    for a, b in zip(stored, stored_b, strict=True):
+        np.testing.assert_array_equal(a, b)
+    assert all(torch.equal(a, b) for a, b in zip(weights, weights_b, strict=True))
+    assert not np.array_equal(stored[0], other[1][0])
+    assert not all(torch.equal(a, b) for a, b in zip(weights, other[2], strict=True))

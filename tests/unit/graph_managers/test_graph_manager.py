@@ -62,6 +62,16 @@ def test_evaluation_splits_episodes_evenly_and_is_not_counted() -> None:
     assert agent(graph).env_steps == 6  # nothing stored or counted while evaluating
 
 
+def test_training_episodes_leave_out_the_evaluations() -> None:
+    graph = build(1, length=5)
+    graph.heatup(EnvironmentSteps(10))  # 2 episodes
+    graph.evaluate(EnvironmentEpisodes(3))
+    assert graph.training_episodes == 2
+    graph.train_and_act(EnvironmentEpisodes(1))
+    assert graph.training_episodes == 3
+    assert graph.environment.total_episodes == 6  # type: ignore[union-attr]
+
+
 def test_evaluation_starts_fresh_episodes() -> None:
     graph = build(1, length=10)
     graph.train_and_act(EnvironmentSteps(3))  # an episode 3 steps in

@@ -5,7 +5,6 @@ actor is restarted: tests/unit/parallel/test_distributed.py.)"""
 from __future__ import annotations
 
 import os
-import time
 from pathlib import Path
 
 import pytest
@@ -16,6 +15,7 @@ from coach.graph_managers.parameters import RunContext
 from coach.parallel.distributed import DistributedGraphManager
 from coach.parallel.parameters import DistributedParameters
 from coach.presets import load_preset
+from tests.processes import wait_for_exit
 
 ray = pytest.importorskip("ray")
 
@@ -100,7 +100,4 @@ def test_ray_workers_run_like_local_ones_on_loopback_and_leave_nothing(tmp_path:
     # The same seed, the same blocks, the same updates, whichever backend ran the workers.
     assert all(torch.equal(a, b) for a, b in zip(weights["local"], weights["ray"], strict=True))
     assert not ray.is_initialized()
-    deadline = time.monotonic() + 20
-    while _descendants(os.getpid()) & ray_processes and time.monotonic() < deadline:
-        time.sleep(0.2)
-    assert not _descendants(os.getpid()) & ray_processes
+    assert not wait_for_exit(ray_processes, timeout=20)

@@ -1,0 +1,199 @@
+"""Every benchmark of ``make bench`` runs in its short mode and prints its table.
+
+Each runs as ``make bench`` runs it, ``python -m benchmarks.NAME``, with ``--short``: tiny
+budgets on the same code paths, so that a change that breaks a benchmark fails here rather
+than on the next ``make bench``. The tests read the table's header and rows (that every row
+was measured), never the figures: a test does not assert on wall-clock time. The
+benchmarks that a session selects run two at a time (they are mostly one process each), the
+first time one of them is asked for.
+"""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from collections.abc import Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
+from pathlib import Path
+
+import pytest
+
+from tests.integration.coach_cli import ENV
+
+ROOT = Path(__file__).resolve().parents[2]
+NUMBER = r"-?[\d,]+(\.\d+)?"
+"""A figure of a table: 1,234 or 0.58 or -1637.5."""
+
+
+def _row(*cells: str) -> str:
+    """A table row: its cells, apart by spaces, alone on their line."""
+    return r"(?m)^\s*" + r"\s+".join(cells) + r"\s*$"
+
+
+VALUE_PRESETS = [
+    "CartPole_DQN",
+    "CartPole_DDQN",
+    "CartPole_Dueling_DDQN",
+    "CartPole_NStepQ",
+    "CartPole_C51",
+    "CartPole_QR_DQN",
+    "CartPole_Rainbow",
+    "CartPole_Bootstrapped_DQN",
+]
+BATCH_PRESETS = [
+    "Acrobot_DDQN_BCQ_BatchRL",
+    "CartPole_BC",
+    "CartPole_DDQN_BCQ_BatchRL",
+    "CartPole_DDQN_BatchRL",
+    "Pendulum_BC",
+]
+ATARI_ROWS = [
+    r"bare ale-py ALE/Breakout-v5 \(frameskip 4\)",
+    r"Coach Atari env \(skip 4, max-pool, sticky\)",
+    r"\+ Atari input filter \(84x84, stack 4\)",
+    r"\+ stored in replay \(frames once\)",
+    r"Atari_DQN heatup \(whole graph\)",
+]
+
+BENCHMARKS: dict[str, tuple[list[str], list[str]]] = {
+    "throughput": (
+        [],
+        [
+            _row("envs", "bare loop steps/s", "coach heatup steps/s", "ratio", "target"),
+            *(_row(n, NUMBER, NUMBER, NUMBER, NUMBER) for n in ("1", "8")),
+            _row("env steps/s", "gradient steps/s"),
+            _row(NUMBER, NUMBER),
+        ],
+    ),
+    "prioritized_replay": (
+        [],
+        [
+            _row(
+                "capacity",
+                "batch",
+                r"sample\+update /s",
+                r"us per sample\+update",
+                "uniform sample us",
+            ),
+            *(_row("10,000", b, NUMBER, NUMBER, NUMBER) for b in ("32", "256")),
+        ],
+    ),
+    "value_agents": (
+        [],
+        [
+            _row("preset", "env steps/s", "gradient steps/s"),
+            *(_row(name, NUMBER, NUMBER) for name in VALUE_PRESETS),
+        ],
+    ),
+    "on_policy": (
+        [],
+        [
+            _row("env steps", "wall time", "last evaluation"),
+            _row("1,024", NUMBER + "s", NUMBER),
+            _row("envs", "env steps/s", "gradient steps/s"),
+            *(_row(n, NUMBER, NUMBER) for n in ("1", "8", "16")),
+        ],
+    ),
+    "continuous": (
+        [],
+        [
+            _row("env steps", "gradient steps", "wall time", "last evaluation"),
+            _row("200", "100", NUMBER + "s", NUMBER),
+            _row("preset", "gradient steps/s"),
+            *(_row(name, NUMBER) for name in ("Pendulum_SAC", "Pendulum_TD3", "Pendulum_DDPG")),
+        ],
+    ),
+    "atari": (
+        [],
+        [
+            _row("Breakout, random actions", "env steps/s", "vs bare"),
+            *(_row(name, NUMBER, NUMBER) for name in ATARI_ROWS),
+            _row("frames written", "2,001"),
+            _row(r"bytes per transition \(arrays\)", NUMBER),
+        ],
+    ),
+    # Only the local backend: a Ray runtime and its actors take some 45 s to start on two
+    # cores, more than the rest of this file. The Ray backend itself is tested in
+    # tests/unit/parallel/test_ray_workers.py and tests/integration/test_workers_cli.py.
+    "parallel": (
+        ["--backends", "local"],
+        [
+            _row(
+                "backend",
+                "workers",
+                "random steps/s",
+                "x n=1",
+                "worst",
+                "policy steps/s",
+                "x n=1",
+                "worst",
+            ),
+            *(_row("bare", n, NUMBER, NUMBER, NUMBER) for n in ("1", "2")),
+            *(_row(b, n, *[NUMBER] * 6) for b, n in (("-", "-"), ("local", "1"), ("local", "2"))),
+        ],
+    ),
+    "async_env": (
+        [],
+        [
+            _row("level", "envs", "sync steps/s", "async steps/s", "async/sync", "async start s"),
+            *(_row("CartPole-v1", n, *[NUMBER] * 4) for n in ("1", "2")),
+        ],
+    ),
+    "batch_rl": (
+        [],
+        [
+            _row("preset", "transitions", "gradient steps/s", "OPE s/epoch"),
+            *(_row(name, NUMBER, NUMBER, rf"({NUMBER}|-)") for name in BATCH_PRESETS),
+        ],
+    ),
+}
+
+
+def test_every_benchmark_of_make_bench_is_tested() -> None:
+    makefile = (ROOT / "Makefile").read_text()
+    assert re.findall(r"python -m benchmarks\.(\w+)", makefile) == list(BENCHMARKS)
+
+
+def _run(name: str, minari: Path) -> subprocess.CompletedProcess[str]:
+    # The user's datasets, as the benchmark sees them: it leaves them alone.
+    env = {**ENV, "MINARI_DATASETS_PATH": str(minari)}
+    return subprocess.run(
+        [sys.executable, "-m", f"benchmarks.{name}", "--short", *BENCHMARKS[name][0]],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+
+
+@pytest.fixture(scope="module")
+def runs(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[tuple[dict[str, Future[subprocess.CompletedProcess[str]]], Path]]:
+    """The selected benchmarks' runs, started together, two at a time; and the Minari
+    folder that they were given."""
+    selected = [
+        str(item.callspec.params["name"])
+        for item in request.session.items
+        if isinstance(item, pytest.Function)
+        and item.originalname == "test_a_benchmark_prints_its_table_in_short_mode"
+    ]
+    minari = tmp_path_factory.mktemp("benchmarks") / "minari"
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        yield {name: pool.submit(_run, name, minari) for name in selected}, minari
+
+
+@pytest.mark.parametrize("name", list(BENCHMARKS))
+def test_a_benchmark_prints_its_table_in_short_mode(
+    name: str, runs: tuple[dict[str, Future[subprocess.CompletedProcess[str]]], Path]
+) -> None:
+    futures, minari = runs
+    result = futures[name].result()
+    assert result.returncode == 0, result.stderr
+    for pattern in BENCHMARKS[name][1]:
+        assert re.search(pattern, result.stdout), f"no {pattern!r} in:\n{result.stdout}"
+    command = f"python -m benchmarks.{name} "
+    assert any(command in line and "--short" in line for line in result.stdout.splitlines())
+    assert not minari.exists()

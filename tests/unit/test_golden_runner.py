@@ -1,0 +1,176 @@
+"""The golden runner's rule (tests/learning/golden.py) on tiny presets of a few hundred steps:
+a threshold reached within every budget and kept by best.pt on fresh episodes passes; one
+out of reach, one reached past a budget, a broken ceiling and one lucky evaluation fail."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from benchmarks.batch_rl import record_random_dataset
+from coach.batch.graph_manager import BatchRLGraphManager
+from coach.presets import PresetValidation, load_preset
+from tests.learning.golden import EPISODES, Spent, meets, run_case, table
+
+ONLINE = """
+from coach import (
+    BasicRLGraphManager, DQNAgentParameters, EnvironmentEpisodes, EnvironmentSteps,
+    GymEnvironmentParameters, PresetValidation, ScheduleParameters,
+)
+
+agent = DQNAgentParameters()
+agent.network_wrappers["main"].middleware.scheme = [16]
+agent.algorithm.batch_size = 16
+agent.memory.max_size = 1000
+schedule = ScheduleParameters(
+    heatup_steps=EnvironmentSteps({heatup}),
+    improve_steps=EnvironmentSteps({improve}),
+    steps_between_evaluation_periods=EnvironmentSteps({period}),
+    evaluation_steps=EnvironmentEpisodes({episodes}),
+)
+graph_manager = BasicRLGraphManager(agent, GymEnvironmentParameters(level="{level}"), schedule)
+validation = PresetValidation({validation})
+"""
+"""A DQN preset: heatup, then evaluations every ``period`` env steps."""
+
+BATCH = """
+from coach import PresetValidation
+from coach.agents.bc import BCAgentParameters
+from coach.batch.graph_manager import BatchRLGraphManager, BatchRLParameters, batch_schedule
+from coach.environments.parameters import GymEnvironmentParameters
+
+agent = BCAgentParameters()
+agent.algorithm.batch_size = 64
+graph_manager = BatchRLGraphManager(
+    agent,
+    GymEnvironmentParameters(level="CartPole-v1"),
+    batch_schedule(3, evaluation_episodes=2, epochs_between_evaluations={period}),
+    BatchRLParameters(dataset="test/cartpole-random-v0", off_policy_evaluation=False),
+)
+validation = PresetValidation({validation})
+"""
+"""Behavioral cloning over 3 epochs of a random CartPole dataset."""
+
+
+def _preset(tmp_path: Path, text: str, **fields: object) -> str:
+    path = tmp_path / "Tiny.py"
+    path.write_text(text.format(**fields))
+    return str(path)
+
+
+def _cartpole(tmp_path: Path, validation: str) -> str:
+    return _preset(
+        tmp_path,
+        ONLINE,
+        heatup=100,
+        improve=300,
+        period=100,
+        episodes=2,
+        level="CartPole-v1",
+        validation=validation,
+    )
+
+
+def test_a_threshold_reached_within_budget_and_kept_by_best_pt_passes(tmp_path: Path) -> None:
+    # Any CartPole episode lasts 8 steps or more: a reward of 5 is always reached.
+    result = run_case(_cartpole(tmp_path, "min_reward=5, max_env_steps=400"), seed=0)
+    assert result.passed and result.why == ""
+    assert result.reached_at == 200  # the first evaluation: 100 heatup + 100 training steps
+    assert result.seconds is not None
+    assert result.best_checkpoint is not None and result.best_checkpoint >= 5
+    assert result.final is not None and result.final >= 5
+    header, row = table([result])
+    assert "best.pt 20 eps" in header and "final 20 eps" in header
+    assert row.split()[-1] == "pass"
+
+
+def test_a_threshold_out_of_reach_fails(tmp_path: Path) -> None:
+    result = run_case(_cartpole(tmp_path, "min_reward=501, max_env_steps=400"), seed=0)
+    assert not result.passed and result.reached_at is None
+    assert result.why == "no evaluation within budget reached the threshold"
+    # The best agent and the final one are still evaluated, for the table.
+    assert result.best_checkpoint is not None and result.final is not None
+    lines = table([result])
+    assert lines[1].split()[-1] == "FAIL" and lines[2].endswith(result.why)
+
+
+@pytest.mark.parametrize(
+    "budget",
+    [
+        "max_env_steps=150",  # the first evaluation comes at 200 env steps
+        "max_episodes=2",  # 100 random CartPole steps end more than 2 episodes
+        "max_env_steps=400, max_episodes=2",  # every declared budget counts
+    ],
+)
+def test_a_threshold_reached_past_a_budget_fails(tmp_path: Path, budget: str) -> None:
+    result = run_case(_cartpole(tmp_path, f"min_reward=5, {budget}"), seed=0)
+    assert not result.passed and result.reached_at is None
+    assert result.why == "no evaluation within budget reached the threshold"
+
+
+@pytest.mark.parametrize(
+    ("ceiling", "passed"), [("max_reward=5", False), ("max_reward=1000", True)]
+)
+def test_a_ceiling_holds_when_no_evaluation_and_no_best_pt_breaks_it(
+    tmp_path: Path, ceiling: str, passed: bool
+) -> None:
+    result = run_case(_cartpole(tmp_path, f"{ceiling}, max_env_steps=400"), seed=0)
+    assert result.passed is passed
+    if passed:
+        assert result.reached_at == 400  # kept over the whole budget
+    else:
+        assert result.why == "an evaluation within budget broke the ceiling"
+
+
+def test_one_lucky_evaluation_does_not_pass(tmp_path: Path) -> None:
+    """A coin: some one-episode evaluation scores 1, but best.pt averages about 0.5 over 20."""
+    preset = _preset(
+        tmp_path,
+        ONLINE,
+        heatup=20,
+        improve=200,
+        period=10,
+        episodes=1,
+        level="tests.toys:CoinFlipEnv",
+        validation="min_reward=1, max_env_steps=220",
+    )
+    result = run_case(preset, seed=0)
+    assert result.reached_at is not None and result.best == 1
+    assert result.best_checkpoint is not None and 0 < result.best_checkpoint < 1
+    assert not result.passed
+    assert result.why == f"best.pt on {EPISODES} fresh episodes does not keep the promise"
+
+
+@pytest.mark.parametrize(("period", "passed"), [(1, True), (2, False)])
+def test_an_epoch_budget_counts_the_epochs_over_the_dataset(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, period: int, passed: bool
+) -> None:
+    """Within one epoch: evaluated after each epoch, it passes (and stops there); evaluated
+    every 2 epochs, its first evaluation comes too late."""
+    monkeypatch.setenv("MINARI_DATASETS_PATH", str(tmp_path / "minari"))
+    preset = _preset(tmp_path, BATCH, period=period, validation="min_reward=5, max_epochs=1")
+    graph = load_preset(preset).graph_manager
+    assert isinstance(graph, BatchRLGraphManager)
+    record_random_dataset(graph, 600)
+    result = run_case(preset, seed=0)
+    assert result.passed is passed
+    assert (result.reached_at is not None) is passed
+
+
+def test_spent_budgets_and_the_promise() -> None:
+    validation = PresetValidation(min_reward=10, max_env_steps=100, max_episodes=5)
+    assert Spent(100, 5, 0).within(validation) and not Spent(101, 5, 0).within(validation)
+    assert not Spent(100, 6, 0).within(validation)
+    assert Spent(100, 0, 0).exhausted(validation) and Spent(0, 5, 0).exhausted(validation)
+    assert not Spent(99, 4, 7).exhausted(validation)  # no epoch budget declared
+    from coach.graph_managers.evaluation import EvaluationResult
+
+    assert meets(validation, EvaluationResult(0, [10.0, 10.0], [1, 1]))
+    assert not meets(validation, EvaluationResult(0, [10.0, 9.0], [1, 1]))
+    rate = PresetValidation(min_success_rate=0.5, max_env_steps=1)
+    assert meets(rate, EvaluationResult(0, [0.0, 0.0], [1, 1], [1.0, 0.0]))
+    assert not meets(rate, EvaluationResult(0, [9.0, 9.0], [1, 1], [0.0, 0.0]))
+    ceiling = PresetValidation(max_reward=3, max_env_steps=1)
+    assert meets(ceiling, EvaluationResult(0, [3.0], [1]))
+    assert not meets(ceiling, EvaluationResult(0, [3.5], [1]))
