@@ -117,7 +117,7 @@ CASES = {
     },
     "Pendulum_SAC": {
         "schedule.heatup_steps": "EnvironmentSteps(200)",
-        "schedule.improve_steps": "EnvironmentSteps(300)",
+        "schedule.improve_steps": "EnvironmentSteps(150)",
         "agent.algorithm.batch_size": "32",
     },
     "Pendulum_HAC": {
