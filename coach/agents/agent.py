@@ -320,48 +320,6 @@ class Agent:
         self.after_training_round()
         return {name: total / steps for name, total in totals.items()}
 
-    # -- rollout workers (coach.parallel) ---------------------------------------------------
-
-    def policy_state(self) -> dict[str, Any]:
-        """What an acting copy of this agent needs from it: the online weights of every
-        network, the filters' running statistics and the exploration clock (training env
-        steps acted so far)."""
-        return {
-            "networks": {name: net.online.state_dict() for name, net in self.networks.items()},
-            "statistics": [s.state_dict() for s in self.input_filter.running_statistics()],
-            "exploration_steps": self.exploration.steps if self.exploration is not None else 0,
-        }
-
-    def load_policy_state(self, state: dict[str, Any]) -> None:
-        """Act with the weights of `policy_state` (the exploration schedules move on from the
-        learner's clock)."""
-        for name, net in self.networks.items():
-            net.online.load_state_dict(state["networks"][name])
-        statistics = self.input_filter.running_statistics()
-        for stats, saved in zip(statistics, state["statistics"], strict=True):
-            stats.load_state_dict(saved)
-        if self.exploration is not None:
-            self.exploration.steps = int(state["exploration_steps"])
-
-    def ingest(
-        self, steps: list[Transition], env_steps: int, phase: RunPhase, source: int = 0
-    ) -> None:
-        """Take steps acted elsewhere (by rollout workers) as if observed here: each is what
-        one `Memory.store` call stored there, ``env_steps`` the env steps they took,
-        ``source`` who took them (`Memory.stream`).
-
-        The training schedule and the exploration clock count them as this agent's own.
-        """
-        if self.memory is not None:
-            memory = self.memory.stream(source)
-            for step in steps:
-                memory.store(step)
-        self.env_steps += env_steps
-        if phase is RunPhase.TRAIN:
-            self.training_env_steps += env_steps
-            if self.exploration is not None:
-                self.exploration.steps += env_steps
-
     # -- checkpoints ------------------------------------------------------------------------
 
     def state_dict(self, include_memory: bool = False) -> dict[str, Any]:

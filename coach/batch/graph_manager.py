@@ -25,16 +25,15 @@ import copy
 import math
 import time
 from dataclasses import dataclass, field
-from typing import Any, Protocol, runtime_checkable
+from typing import Any
 
 import numpy as np
-import torch
 
 from coach.agents.agent import Agent, AgentParameters
 from coach.batch.checks import check_spaces
 from coach.batch.datasets import load_dataset, transitions
 from coach.batch.episodes import Dataset
-from coach.batch.ope import OPEEpisode, estimate
+from coach.batch.off_policy import OffPolicyData, estimate_off_policy, prepare_off_policy
 from coach.core.run_phase import RunPhase
 from coach.core.step_units import EnvironmentEpisodes, EnvironmentSteps, Epochs
 from coach.core.types import Transition
@@ -50,17 +49,6 @@ from coach.level_manager import LevelManager
 from coach.memories.experience_replay import ExperienceReplayParameters
 from coach.memories.prioritized_experience_replay import PrioritizedExperienceReplayParameters
 from coach.networks.parameters import MiddlewareParameters, NetworkParameters
-from coach.networks.reward_model import RewardModel
-
-
-@runtime_checkable
-class EvaluatesOffPolicy(Protocol):
-    """An agent whose policy off-policy evaluation can score: Q-values and the probability
-    of every action, for a whole dataset's states."""
-
-    def evaluation_policy(self, states: dict[str, np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
-        """Q(s, .) and the evaluated policy's probabilities of every action, (N, A) each."""
-        ...
 
 
 @dataclass(slots=True, kw_only=True)
@@ -122,7 +110,7 @@ class BatchRLGraphManager(BasicRLGraphManager):
         self.dataset: Dataset | None = None
         self.epoch = 0
         """Epochs trained."""
-        self._ope_data: dict[str, Any] | None = None
+        self._ope_data: OffPolicyData | None = None
 
     def parameters(self) -> dict[str, Any]:
         return {**super().parameters(), "batch": self.batch_params}
@@ -264,71 +252,23 @@ class BatchRLGraphManager(BasicRLGraphManager):
 
     def _prepare_ope(
         self, agent: Agent, dataset: Dataset, columns: dict[str, Any]
-    ) -> dict[str, Any] | None:
-        """What every epoch's estimates share: the states, the logged probabilities and
-        the reward model's predictions; ``None`` where the estimates cannot be made."""
-        why = None
-        if "action_probabilities" not in columns["extras"]:
-            why = "the dataset did not log its action probabilities"
-        elif not isinstance(agent, EvaluatesOffPolicy):
-            why = f"{type(agent).__name__} gives no action probabilities"
-        if why is not None:
+    ) -> OffPolicyData | None:
+        """What every epoch's estimates share (`prepare_off_policy`); ``None``, said in the
+        log, where the estimates cannot be made."""
+        prepared = prepare_off_policy(
+            agent, columns, self.batch_params.reward_model, self.batch_params.reward_model_epochs
+        )
+        if isinstance(prepared, str):
             if self.logger is not None:
-                self.logger.info(f"no off-policy evaluation: {why}")
+                self.logger.info(f"no off-policy evaluation: {prepared}")
             return None
-        states = agent.input_filter.filter_observation(columns["state"], False)
-        actions = np.asarray(columns["action"], dtype=np.int64) - int(
-            getattr(agent.action_space, "start", 0)
-        )
-        # The rewards the agent learns from (after its reward filters), as its Q-values are.
-        rewards = agent.input_filter.filter_reward(
-            columns["reward"].astype(np.float32), update=False
-        ).astype(np.float64)
-        logged = np.asarray(columns["extras"]["action_probabilities"], dtype=np.float64)
-        behaviour = logged[np.arange(len(actions)), actions]
-        model = RewardModel(
-            self.batch_params.reward_model,
-            agent.observation_space,
-            agent.action_space,
-            agent.torch_generator,
-        )
-        model.fit(
-            states,
-            actions,
-            rewards.astype(np.float32),
-            epochs=self.batch_params.reward_model_epochs,
-            batch_size=agent.params.algorithm.batch_size,
-        )
-        starts = np.flatnonzero(columns["episode_starts"])
-        return {
-            "states": states,
-            "actions": actions,
-            "rewards": rewards,
-            "behaviour": np.clip(behaviour, 1e-12, 1.0),
-            "reward_model": model.predict(states),
-            "bounds": list(zip(starts, [*starts[1:], len(actions)], strict=True)),
-        }
+        return prepared
 
     def off_policy_evaluation(self) -> dict[str, float] | None:
         """The estimates of the agent's current policy on the dataset, logged as ``OPE/``."""
-        data = self._ope_data
-        if data is None:
+        if self._ope_data is None:
             return None
-        agent: Any = self.levels[0].agent
-        with torch.no_grad():
-            q_values, probabilities = agent.evaluation_policy(data["states"])
-        episodes = [
-            OPEEpisode(
-                actions=data["actions"][a:b],
-                rewards=data["rewards"][a:b],
-                behaviour_probabilities=data["behaviour"][a:b],
-                target_probabilities=probabilities[a:b],
-                reward_model=data["reward_model"][a:b],
-                q_values=q_values[a:b],
-            )
-            for a, b in data["bounds"]
-        ]
-        estimates = estimate(episodes, agent.params.algorithm.discount).as_dict()
+        estimates = estimate_off_policy(self.levels[0].agent, self._ope_data)
         if self.logger is not None:
             # WIS is undefined (nan) when no episode follows the policy all the way.
             for name, value in estimates.items():

@@ -41,6 +41,7 @@ from coach.memories.experience_replay import ExperienceReplay
 from coach.memories.hindsight import EpisodicHindsightExperienceReplay
 from coach.memories.open_episodes import as_transition
 from coach.memories.rollout import Rollout
+from coach.parallel.exchange import ingest, policy_state
 from coach.parallel.in_flight import BlocksInFlight
 from coach.parallel.parameters import DistributedParameters
 from coach.parallel.pool import WorkerPool
@@ -183,7 +184,7 @@ class DistributedGraphManager(GraphManager):
     def _publish(self) -> None:
         assert self.pool is not None
         self.version += 1
-        self.pool.publish(PolicySnapshot(self.version, self.agent.policy_state()))
+        self.pool.publish(PolicySnapshot(self.version, policy_state(self.agent)))
 
     def _run(self, budget: StepUnit, on_response: Any = None) -> None:
         if self._phase is RunPhase.EVALUATE:  # in the learner's own environment copies
@@ -219,7 +220,7 @@ class DistributedGraphManager(GraphManager):
         ordered = [blocks[rank] for rank in sorted(blocks)]
         calls = [unpack(b.steps, b.widths) for b in ordered]
         merged = [Transition.concatenate(step) for step in zip(*calls, strict=True)]
-        agent.ingest(merged, sum(b.env_steps for b in ordered), self._phase)
+        ingest(agent, merged, sum(b.env_steps for b in ordered), self._phase)
         for block in ordered:
             self._account(block)
         if agent.train():
@@ -272,7 +273,7 @@ class DistributedGraphManager(GraphManager):
             steps = [as_transition(block.steps)]
         else:
             steps = unpack(block.steps, block.widths)
-        self.agent.ingest(steps, block.env_steps, block.phase, source=block.rank)
+        ingest(self.agent, steps, block.env_steps, block.phase, source=block.rank)
         self._account(block)
 
     def _account(self, block: Block) -> None:

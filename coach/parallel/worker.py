@@ -27,6 +27,7 @@ from coach.errors import CoachError
 from coach.graph_managers.evaluation import EvaluationEpisodes, EvaluationResult
 from coach.memories.memory import Memory
 from coach.memories.open_episodes import as_transition, flatten_step
+from coach.parallel.exchange import load_policy_state
 
 
 @dataclass(slots=True)
@@ -214,7 +215,7 @@ class RolloutWorker:
 
     def set_policy(self, snapshot: PolicySnapshot) -> None:
         """Act with ``snapshot`` from now on (its running statistics too)."""
-        self.agent.load_policy_state(snapshot.state)
+        load_policy_state(self.agent, snapshot.state)
         self.version = snapshot.version
         self._statistics_sent = [s.state_dict() for s in self._statistics]
 

@@ -14,6 +14,7 @@ from coach.core.run_phase import RunPhase
 from coach.core.step_units import EnvironmentEpisodes
 from coach.core.types import Transition
 from coach.errors import CoachError
+from coach.parallel.exchange import policy_state
 from coach.parallel.worker import Outbox, PolicySnapshot, RolloutWorker, WorkerSpec, unpack
 from coach.presets import load_preset
 
@@ -100,7 +101,7 @@ def test_a_snapshot_makes_the_worker_act_like_the_learner() -> None:
                 parameter.add_(0.5)
     learner.agent.exploration.steps = 12_345
     before = worker.agent.networks["main"].online(worker.agent.tensors(state))["q"]
-    worker.collect(10, RunPhase.TRAIN, PolicySnapshot(3, learner.agent.policy_state()))
+    worker.collect(10, RunPhase.TRAIN, PolicySnapshot(3, policy_state(learner.agent)))
     assert worker.version == 3 and worker.agent.exploration.steps >= 12_345
     mine = worker.agent.networks["main"].online(worker.agent.tensors(state))["q"]
     theirs = learner.agent.networks["main"].online(learner.agent.tensors(state))["q"]
@@ -130,9 +131,7 @@ def _steps(block):  # type: ignore[no-untyped-def]
 def test_the_evaluation_worker_runs_whole_greedy_episodes() -> None:
     worker = _worker("CartPole_DQN", num_envs=2)
     learner = _worker("CartPole_DQN", seed=0)
-    result = worker.evaluate(
-        EnvironmentEpisodes(5), PolicySnapshot(0, learner.agent.policy_state())
-    )
+    result = worker.evaluate(EnvironmentEpisodes(5), PolicySnapshot(0, policy_state(learner.agent)))
     assert len(result.rewards) == len(result.lengths) == 5
     assert all(
         reward == length for reward, length in zip(result.rewards, result.lengths, strict=False)

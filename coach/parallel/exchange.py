@@ -1,0 +1,55 @@
+"""What a learner and its rollout workers exchange about an agent: the policy a worker acts
+with (`policy_state`, `load_policy_state`), and the steps a worker acted, taken into the
+learner's agent as if observed there (`ingest`)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from coach.agents.agent import Agent
+from coach.core.run_phase import RunPhase
+from coach.core.types import Transition
+
+
+def policy_state(agent: Agent) -> dict[str, Any]:
+    """What an acting copy of ``agent`` needs from it: the online weights of every network,
+    the filters' running statistics and the exploration clock (training env steps acted so
+    far)."""
+    exploration = agent.exploration
+    return {
+        "networks": {name: net.online.state_dict() for name, net in agent.networks.items()},
+        "statistics": [s.state_dict() for s in agent.input_filter.running_statistics()],
+        "exploration_steps": exploration.steps if exploration is not None else 0,
+    }
+
+
+def load_policy_state(agent: Agent, state: dict[str, Any]) -> None:
+    """``agent`` acts with the weights of `policy_state` (its exploration schedules move on
+    from the learner's clock)."""
+    for name, net in agent.networks.items():
+        net.online.load_state_dict(state["networks"][name])
+    statistics = agent.input_filter.running_statistics()
+    for stats, saved in zip(statistics, state["statistics"], strict=True):
+        stats.load_state_dict(saved)
+    if agent.exploration is not None:
+        agent.exploration.steps = int(state["exploration_steps"])
+
+
+def ingest(
+    agent: Agent, steps: list[Transition], env_steps: int, phase: RunPhase, source: int = 0
+) -> None:
+    """Take steps acted elsewhere into ``agent`` as if it had observed them: each is what one
+    `Memory.store` call stored in a worker, ``env_steps`` the env steps they took, ``source``
+    who took them (`Memory.stream`).
+
+    The agent's training schedule and exploration clock count them as its own.
+    """
+    if agent.memory is not None:
+        memory = agent.memory.stream(source)
+        for step in steps:
+            memory.store(step)
+    agent.env_steps += env_steps
+    if phase is RunPhase.TRAIN:
+        agent.training_env_steps += env_steps
+        if agent.exploration is not None:
+            agent.exploration.steps += env_steps
