@@ -6,7 +6,7 @@ Prints the wall time of CartPole_ClippedPPO for its 100,000 env steps as the pre
 them (training with its evaluations every 5,000 steps), then env steps per second of its
 training (collection and updates, no evaluation) over ``--steps`` env steps with 1, 8 and 16
 environment copies (the preset's blocks of 32 steps per copy, so bigger blocks with more
-copies), with the gradient steps per second they took.
+copies; a minibatch no bigger than the block), with the gradient steps per second they took.
 """
 
 from __future__ import annotations
@@ -27,7 +27,11 @@ PRESET = "CartPole_ClippedPPO"
 def _graph(directory: Path, num_envs: int | None = None) -> GraphManager:
     preset = load_preset(PRESET)
     if num_envs is not None:
-        preset.graph_manager.env_params.num_envs = num_envs  # type: ignore[attr-defined]
+        graph = preset.graph_manager
+        graph.env_params.num_envs = num_envs  # type: ignore[attr-defined]
+        algorithm = graph.agent_params.algorithm  # type: ignore[attr-defined]
+        block = graph.agent_params.memory.rollout_length * num_envs  # type: ignore[attr-defined]
+        algorithm.batch_size = min(algorithm.batch_size, block)
     return preset.graph_manager.create_graph(
         RunContext(seed=0, experiment_dir=directory, quiet=True, progress_seconds=1e9)
     )

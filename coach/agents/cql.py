@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 
 import torch
 
+from coach import validation as check
 from coach.agents.ddqn import DDQNAgent, DDQNAgentParameters
 from coach.agents.dqn import BatchDQNAlgorithmParameters
 from coach.core.types import Batch
@@ -28,6 +29,10 @@ class CQLAlgorithmParameters(BatchDQNAlgorithmParameters):
 
     alpha: float = 1.0
     """Weight of the conservative term."""
+
+    def validate(self) -> None:
+        BatchDQNAlgorithmParameters.validate(self)
+        check.number("alpha", self.alpha, 0)
 
 
 @dataclass(slots=True, kw_only=True)

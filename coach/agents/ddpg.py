@@ -22,6 +22,7 @@ import torch
 import torch.nn.functional as F
 from gymnasium import spaces
 
+from coach import validation as check
 from coach.agents.agent import Agent, AgentParameters, AlgorithmParameters
 from coach.core.run_phase import RunPhase
 from coach.core.types import ActionInfo, Batch, Observation
@@ -85,6 +86,10 @@ class DDPGAlgorithmParameters(AlgorithmParameters):
     tau: float = 0.005
     """How far the target networks move towards the online ones after each gradient step."""
 
+    def validate(self) -> None:
+        AlgorithmParameters.validate(self)
+        check.number("tau", self.tau, 0, 1, low_open=True)
+
 
 @dataclass(slots=True, kw_only=True)
 class DDPGAgentParameters(AgentParameters):
@@ -104,6 +109,10 @@ class DDPGAgentParameters(AgentParameters):
         }
     )
     """The ``actor`` and the ``critic``."""
+
+    def validate(self) -> None:
+        check.component("memory", self.memory, "ExperienceReplayParameters()", optional=False)
+        AgentParameters.validate(self)
 
     def agent_class(self) -> type[DDPGAgent]:
         return DDPGAgent

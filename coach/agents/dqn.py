@@ -20,6 +20,7 @@ import torch
 import torch.nn.functional as F
 from gymnasium import spaces
 
+from coach import validation as check
 from coach.agents.agent import Agent, AgentParameters, AlgorithmParameters
 from coach.core.run_phase import RunPhase
 from coach.core.step_units import EnvironmentSteps, TrainingSteps
@@ -56,6 +57,26 @@ class DQNAlgorithmParameters(AlgorithmParameters):
     n_step: int = 1
     """Rewards summed before bootstrapping (n-step returns)."""
 
+    def validate(self) -> None:
+        AlgorithmParameters.validate(self)
+        check.steps(
+            "num_steps_between_copying_online_weights_to_target",
+            self.num_steps_between_copying_online_weights_to_target,
+            (EnvironmentSteps, TrainingSteps),
+            1,
+        )
+        check.number(
+            "target_update_rate",
+            self.target_update_rate,
+            0,
+            1,
+            low_open=True,
+            why="1 copies the online weights, a small rate averages them in",
+        )
+        check.one_of("loss", self.loss, LOSSES)
+        check.number("huber_delta", self.huber_delta, 0, low_open=True)
+        check.whole("n_step", self.n_step, 1)
+
 
 @dataclass(slots=True, kw_only=True)
 class BatchDQNAlgorithmParameters(DQNAlgorithmParameters):
@@ -83,6 +104,12 @@ class DQNAgentParameters(AgentParameters):
     )
     """The Q network (``main``)."""
 
+    def validate(self) -> None:
+        check.component("exploration", self.exploration, "EGreedyParameters()", optional=False)
+        check.component("memory", self.memory, "ExperienceReplayParameters()", optional=False)
+        check.keys("network_wrappers", self.network_wrappers, ("main",))
+        AgentParameters.validate(self)
+
     def agent_class(self) -> type[DQNAgent]:
         return DQNAgent
 
@@ -93,13 +120,6 @@ class DQNAgent(Agent):
     params: DQNAgentParameters
 
     def __init__(self, params: DQNAgentParameters, *args: Any, **kwargs: Any) -> None:
-        if params.algorithm.loss not in LOSSES:
-            raise CoachError(f"unknown loss {params.algorithm.loss!r}; choose from {LOSSES}")
-        if not 0.0 < params.algorithm.target_update_rate <= 1.0:
-            raise CoachError(
-                f"algorithm.target_update_rate is a fraction in (0, 1], got "
-                f"{params.algorithm.target_update_rate}"
-            )
         super().__init__(params, *args, **kwargs)
         self.q_network = self.networks["main"]
         if self.exploration is None:

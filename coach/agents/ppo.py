@@ -13,6 +13,7 @@ from typing import Any
 
 import torch
 
+from coach import validation as check
 from coach.agents.on_policy import (
     OnPolicyAgent,
     OnPolicyAgentParameters,
@@ -31,6 +32,11 @@ class PPOAlgorithmParameters(OnPolicyAlgorithmParameters):
     """The KL divergence per block that the penalty steers towards."""
     initial_kl_coefficient: float = 1.0
     """beta at the start."""
+
+    def validate(self) -> None:
+        OnPolicyAlgorithmParameters.validate(self)
+        check.number("target_kl", self.target_kl, 0, low_open=True)
+        check.number("initial_kl_coefficient", self.initial_kl_coefficient, 0)
 
 
 @dataclass(slots=True, kw_only=True)

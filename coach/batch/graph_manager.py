@@ -30,6 +30,7 @@ from typing import Any
 import numpy as np
 import torch
 
+from coach import validation as check
 from coach.agents.agent import Agent, AgentParameters
 from coach.batch.checks import check_spaces
 from coach.batch.datasets import load_dataset, transitions
@@ -47,6 +48,7 @@ from coach.graph_managers.parameters import RunContext, ScheduleParameters
 from coach.level_manager import LevelManager
 from coach.networks.parameters import MiddlewareParameters, NetworkParameters
 from coach.networks.reward_model import RewardModel
+from coach.validation import InvalidParameter
 
 
 @dataclass(slots=True, kw_only=True)
@@ -69,6 +71,11 @@ class BatchRLParameters:
     action)."""
     reward_model_epochs: int = 5
     """Passes over the dataset that fit the reward model."""
+
+    def validate(self) -> None:
+        if not self.dataset:
+            raise InvalidParameter("dataset", "must name a local Minari dataset", self.dataset)
+        check.whole("reward_model_epochs", self.reward_model_epochs, 1)
 
 
 def batch_schedule(
@@ -95,6 +102,9 @@ class BatchRLGraphManager(BasicRLGraphManager):
         name: The graph's name.
     """
 
+    budget_units = (Epochs,)
+    """A batch run's budget and evaluation period are passes over its dataset."""
+
     def __init__(
         self,
         agent_params: AgentParameters,
@@ -113,16 +123,13 @@ class BatchRLGraphManager(BasicRLGraphManager):
     def parameters(self) -> dict[str, Any]:
         return {**super().parameters(), "batch": self.batch_params}
 
+    def validate(self, workers: int = 1) -> None:
+        super().validate(workers)
+        _check_agent(self.agent_params)
+
     # -- building ---------------------------------------------------------------------------
 
     def _build(self, context: RunContext) -> tuple[Environment, list[LevelManager]]:
-        schedule = self.schedule_params
-        for name in ("improve_steps", "steps_between_evaluation_periods"):
-            if not isinstance(getattr(schedule, name), Epochs):
-                raise CoachError(
-                    f"a batch RL schedule counts {name} in Epochs, got {getattr(schedule, name)!r}"
-                )
-        _check_agent(self.agent_params)
         dataset = self._load_dataset()
         environment = self.env_params.build()
         try:
@@ -152,8 +159,6 @@ class BatchRLGraphManager(BasicRLGraphManager):
 
     def _load_dataset(self) -> Dataset:
         params = self.batch_params
-        if not params.dataset:
-            raise CoachError("a batch RL preset names its dataset: batch.dataset")
         try:
             return load_dataset(params.dataset)
         except CoachError as error:

@@ -10,16 +10,25 @@ from __future__ import annotations
 
 import functools
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 from gymnasium import spaces
 
+from coach import validation as check
 from coach.core.spaces import StackedFrames
 from coach.core.types import Batch
 from coach.errors import CoachError
 from coach.memories.frame_store import FrameStore
 from coach.memories.memory import Memory
+
+
+@runtime_checkable
+class ReplayParameters(Protocol):
+    """The parameters of a replay memory of any kind (uniform, prioritized, hindsight)."""
+
+    max_size: int
+    """Capacity in transitions."""
 
 
 @dataclass(slots=True, kw_only=True)
@@ -28,6 +37,9 @@ class ExperienceReplayParameters:
 
     max_size: int = 1_000_000
     """Capacity in transitions; the oldest are overwritten first."""
+
+    def validate(self) -> None:
+        check.whole("max_size", self.max_size, 1)
 
     def build(
         self,
