@@ -55,7 +55,13 @@ class ExperienceReplayParameters:
 def _column(capacity: int, space: spaces.Space) -> np.ndarray:
     if space.shape is None:
         raise CoachError(f"a replay memory cannot store the space {space}: it has no shape")
-    return np.zeros((capacity, *space.shape), dtype=space.dtype)
+    try:
+        return np.zeros((capacity, *space.shape), dtype=space.dtype)
+    except (MemoryError, ValueError):  # more than the machine (or numpy) can hold
+        raise CoachError(
+            f"a replay memory of {capacity} transitions of {space} does not fit in this "
+            f"machine's memory: lower its max_size"
+        ) from None
 
 
 class ExperienceReplay(Memory):
