@@ -6,9 +6,9 @@ Prints the wall time of CartPole_ClippedPPO for its 100,000 env steps as the pre
 them (training with its evaluations every 5,000 steps), then env steps per second of its
 training (collection and updates, no evaluation) over ``--steps`` env steps with 1, 8 and 16
 environment copies (the preset's blocks of 32 steps per copy, so bigger blocks with more
-copies), with the gradient steps per second they took. ``--short`` cuts the whole run to
-1,024 env steps with an evaluation of one episode every 512, and the training to 512 env
-steps (a block of the 16 copies), for tests.
+copies; a minibatch no bigger than the block), with the gradient steps per second they
+took. ``--short`` cuts the whole run to 1,024 env steps with an evaluation of one episode
+every 512, and the training to 512 env steps (a block of the 16 copies), for tests.
 """
 
 from __future__ import annotations
@@ -40,7 +40,11 @@ def _graph(
     for path, value in (overrides or {}).items():
         set_parameter(preset.graph_manager.parameters(), path, value)
     if num_envs is not None:
-        preset.graph_manager.env_params.num_envs = num_envs  # type: ignore[attr-defined]
+        graph = preset.graph_manager
+        graph.env_params.num_envs = num_envs  # type: ignore[attr-defined]
+        algorithm = graph.agent_params.algorithm  # type: ignore[attr-defined]
+        block = graph.agent_params.memory.rollout_length * num_envs  # type: ignore[attr-defined]
+        algorithm.batch_size = min(algorithm.batch_size, block)
     return preset.graph_manager.create_graph(
         RunContext(seed=0, experiment_dir=directory, quiet=True, progress_seconds=1e9)
     )

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import datetime as dt
 import platform
+import shutil
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -13,19 +15,44 @@ import yaml
 from coach.errors import CoachError
 
 
-def experiment_dir(root: Path, name: str) -> Path:
-    """A new, empty experiment folder: ``root/name/<timestamp>``."""
+@dataclass(slots=True)
+class ExperimentFolder:
+    """A run's new folder, and the folders made to hold it."""
+
+    path: Path
+    """``root/name/<timestamp>``."""
+    created: list[Path]
+    """The folders that did not exist before, the outermost first (``path`` last)."""
+
+    def remove(self) -> None:
+        """Remove the folder, and those made for it that are still empty: a run that could
+        not start leaves nothing behind."""
+        shutil.rmtree(self.path, ignore_errors=True)
+        for folder in reversed(self.created[:-1]):
+            try:
+                folder.rmdir()
+            except OSError:  # another run wrote into it meanwhile
+                return
+
+
+def experiment_dir(root: Path, name: str) -> ExperimentFolder:
+    """A new, empty experiment folder: ``root/name/<timestamp>``.
+
+    Raises:
+        CoachError: when the folder cannot be made there.
+    """
     stamp = dt.datetime.now().strftime("%Y-%m-%d_%H-%M-%S")
-    path = root / name / stamp
-    suffix = 1
-    while path.exists():
-        suffix += 1
-        path = root / name / f"{stamp}_{suffix}"
     try:
+        created = [p for p in (root, root / name) if not p.is_dir()]
+        path = root / name / stamp
+        suffix = 1
+        while path.exists():
+            suffix += 1
+            path = root / name / f"{stamp}_{suffix}"
         path.mkdir(parents=True)
     except OSError as error:
         raise CoachError(f"cannot write to the experiment path {root}: {error.strerror}") from None
-    return path
+    return ExperimentFolder(path, [*created, path])
 
 
 def versions() -> dict[str, str]:

@@ -8,7 +8,9 @@ executed. The value is type-checked against the field's annotation before it is 
 wrong path names the fields that would have been valid.
 
 `flatten` turns a whole parameter tree back into such ``path: value`` pairs, which is how a
-run's ``params.yaml`` records everything it ran with.
+run's ``params.yaml`` records everything it ran with. `validate_parameters` runs the
+``validate()`` of every parameter dataclass in a tree (`coach.validation`), naming a value
+that is not allowed by its path.
 """
 
 from __future__ import annotations
@@ -36,6 +38,7 @@ from coach.schedules import (
     PieceWiseSchedule,
     Schedule,
 )
+from coach.validation import InvalidParameter, Validated
 
 CONSTRUCTORS: dict[str, Callable[..., Any]] = {
     cls.__name__: cls
@@ -296,3 +299,38 @@ def flatten(roots: dict[str, Any]) -> tuple[dict[str, Any], dict[str, str]]:
     for name, root in roots.items():
         walk(root, name)
     return settable, fixed
+
+
+def validate_parameters(roots: dict[str, Any]) -> None:
+    """Run the ``validate()`` of every parameter dataclass under ``roots`` (through nested
+    dataclasses, dictionaries and lists), each one's members before itself.
+
+    Raises:
+        CoachError: for the first value that is not allowed, named by its path from its root
+            (``agent.algorithm.discount must be in [0, 1], got 1.5``).
+    """
+    seen: set[int] = set()
+
+    def walk(node: Any, path: str) -> None:
+        if isinstance(node, (*LEAF_TYPES, type)) or id(node) in seen:
+            return  # step units and schedules check their arguments when they are made
+        if dataclasses.is_dataclass(node):
+            seen.add(id(node))
+            for f in dataclasses.fields(node):
+                walk(getattr(node, f.name), f"{path}.{f.name}")
+            checked: object = node  # a dataclass that may check itself
+            if isinstance(checked, Validated):
+                try:
+                    checked.validate()
+                except InvalidParameter as error:
+                    raise error.under(path) from None
+                except CoachError as error:
+                    raise CoachError(f"{path}: {error}") from None
+        elif isinstance(node, dict | list | tuple):
+            seen.add(id(node))
+            items = node.items() if isinstance(node, dict) else enumerate(node)
+            for key, value in items:
+                walk(value, f"{path}.{key}")
+
+    for name, root in roots.items():
+        walk(root, name)

@@ -253,6 +253,11 @@ def load_preset(spec: str, _depth: int = 0) -> Preset:
             raise CoachError(
                 f"cannot import {module_name!r} for preset {spec!r}: {error}"
             ) from None
+        except Exception as error:  # not a module name (":x", ".x"), or its code failed
+            raise CoachError(
+                f"cannot import {module_name!r} for preset {spec!r}: "
+                f"{type(error).__name__}: {error}"
+            ) from None
         return _from_module(module, attr, spec, attr)
     folder = presets_dir()
     for suffix in (".py", ".yaml", ".yml"):

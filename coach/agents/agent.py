@@ -19,6 +19,7 @@ import numpy as np
 import torch
 from gymnasium import spaces
 
+from coach import validation as check
 from coach.agents.acting import Policy
 from coach.agents.log import AgentLog, NullLog
 from coach.core.run_phase import RunPhase
@@ -27,9 +28,11 @@ from coach.core.types import ActionInfo, Batch, EnvResponse, Observation, Transi
 from coach.errors import CoachError
 from coach.exploration.exploration_policy import ExplorationParameters
 from coach.filters.pipeline import InputFilter, OutputFilter
+from coach.memories.experience_replay import ReplayParameters
 from coach.memories.memory import MemoryParameters
 from coach.networks.network_wrapper import NetworkWrapper
 from coach.networks.parameters import NetworkParameters
+from coach.validation import InvalidParameter
 
 
 @dataclass(slots=True, kw_only=True)
@@ -46,6 +49,23 @@ class AlgorithmParameters:
     """Gradient steps in one training round."""
     batch_size: int = 32
     """Transitions per gradient step."""
+
+    def validate(self) -> None:
+        validate_rhythm(self)
+        check.whole("batch_size", self.batch_size, 1)
+
+
+def validate_rhythm(params: AlgorithmParameters) -> None:
+    """The checks every algorithm shares: the discount, and the rhythm of playing and
+    training (an on-policy batch size follows rules of its own)."""
+    check.number("discount", params.discount, 0, 1)
+    check.steps(
+        "num_consecutive_playing_steps",
+        params.num_consecutive_playing_steps,
+        (EnvironmentSteps,),
+        1,
+    )
+    check.whole("num_consecutive_training_steps", params.num_consecutive_training_steps, 1)
 
 
 @dataclass(slots=True, kw_only=True)
@@ -66,6 +86,23 @@ class AgentParameters:
     """What actions go through on their way to the environment."""
     name: str = "agent"
     """The agent's name in logs and TensorBoard runs."""
+
+    def validate(self) -> None:
+        check.component("exploration", self.exploration, "EGreedyParameters()")
+        check.component("memory", self.memory, "ExperienceReplayParameters()")
+        check.file_name("name", self.name)  # it names the agent's TensorBoard run folder
+        batch_size = self.algorithm.batch_size
+        memory: object = self.memory  # any memory parameters; replay ones have a size
+        if isinstance(memory, ReplayParameters) and memory.max_size < batch_size:
+            raise InvalidParameter(
+                "memory.max_size",
+                f"must be >= algorithm.batch_size ({batch_size})",
+                memory.max_size,
+            )
+
+    def validate_for_environment(self, num_envs: int) -> None:
+        """Check these parameters against the ``num_envs`` environment copies whose steps the
+        agent learns from together."""
 
     def agent_class(self) -> type[Agent]:
         """The agent these parameters build."""

@@ -18,6 +18,7 @@ import torch
 import torch.nn.functional as F
 from gymnasium import spaces
 
+from coach import validation as check
 from coach.agents.acting import Policy
 from coach.agents.agent import Agent, AgentParameters, AlgorithmParameters
 from coach.core.run_phase import RunPhase
@@ -49,6 +50,11 @@ class BCAgentParameters(AgentParameters):
     )
     """The policy (``main``): a ``logits`` head for discrete actions, a deterministic
     ``policy`` head for continuous ones."""
+
+    def validate(self) -> None:
+        check.component("memory", self.memory, "ExperienceReplayParameters()", optional=False)
+        check.keys("network_wrappers", self.network_wrappers, ("main",))
+        AgentParameters.validate(self)
 
     def agent_class(self) -> type[BCAgent]:
         return BCAgent

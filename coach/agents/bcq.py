@@ -17,6 +17,7 @@ from typing import Any
 import torch
 import torch.nn.functional as F
 
+from coach import validation as check
 from coach.agents.acting import Policy, QPolicy
 from coach.agents.ddqn import DDQNAgentParameters
 from coach.agents.learning import td_targets
@@ -43,6 +44,11 @@ class DDQNBCQAlgorithmParameters(BatchDQNAlgorithmParameters):
     imitation_logit_penalty: float = 0.01
     """L2 penalty on the behaviour model's logits (keeps them from running off)."""
 
+    def validate(self) -> None:
+        BatchDQNAlgorithmParameters.validate(self)
+        check.number("threshold", self.threshold, 0, 1)
+        check.number("imitation_logit_penalty", self.imitation_logit_penalty, 0)
+
 
 @dataclass(slots=True, kw_only=True)
 class DDQNBCQAgentParameters(DDQNAgentParameters):
@@ -68,8 +74,6 @@ class DDQNBCQAgent(QAgent):
     params: DDQNBCQAgentParameters
 
     def __init__(self, params: DDQNBCQAgentParameters, *args: Any, **kwargs: Any) -> None:
-        if not 0.0 <= params.algorithm.threshold <= 1.0:
-            raise CoachError(f"BCQ's threshold must be in [0, 1], got {params.algorithm.threshold}")
         shared = "logits" in [h.name for h in params.network_wrappers["main"].heads]
         if not shared and "imitation" not in params.network_wrappers:
             raise CoachError(

@@ -16,6 +16,7 @@ import torch
 import torch.nn.functional as F
 from gymnasium import spaces
 
+from coach import validation as check
 from coach.agents.acting import Policy, QPolicy
 from coach.agents.dqn import DQNAgentParameters, DQNAlgorithmParameters
 from coach.agents.q_learning import QAgent, replay_mean
@@ -25,6 +26,7 @@ from coach.exploration.ensemble import BootstrappedParameters
 from coach.exploration.exploration_policy import ExplorationParameters
 from coach.networks.heads import BootstrappedQHeadParameters
 from coach.networks.parameters import NetworkParameters
+from coach.validation import InvalidParameter
 
 
 @dataclass(slots=True, kw_only=True)
@@ -33,6 +35,14 @@ class BootstrappedDQNAlgorithmParameters(DQNAlgorithmParameters):
 
     bootstrap_probability: float = 0.5
     """The chance that a head learns from a given transition."""
+
+    def validate(self) -> None:
+        DQNAlgorithmParameters.validate(self)
+        check.number("bootstrap_probability", self.bootstrap_probability, 0, 1)
+        if self.n_step != 1:
+            raise InvalidParameter(
+                "n_step", "must be 1 (Bootstrapped DQN stores one-step transitions)", self.n_step
+            )
 
 
 @dataclass(slots=True, kw_only=True)
@@ -67,8 +77,6 @@ class BootstrappedDQNAgent(QAgent):
         head = params.network_wrappers["main"].heads[0]
         if not isinstance(head, BootstrappedQHeadParameters):
             raise CoachError(f"{type(self).__name__} needs a BootstrappedQHeadParameters head")
-        if params.algorithm.n_step > 1:
-            raise CoachError("Bootstrapped DQN stores one-step transitions (n_step = 1)")
         self.num_heads = head.num_heads
         super().__init__(params, *args, **kwargs)
 

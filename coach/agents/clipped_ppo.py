@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 
 import torch
 
+from coach import validation as check
 from coach.agents.on_policy import (
     LossTotals,
     OnPolicyAgent,
@@ -50,6 +51,14 @@ class ClippedPPOAlgorithmParameters(OnPolicyAlgorithmParameters):
     """Clip the value update around the old values by this much (``None``: no clipping)."""
     target_kl: float | None = None
     """Stop the epochs of a block once the approximate KL passes 1.5 times this."""
+
+    def validate(self) -> None:
+        OnPolicyAlgorithmParameters.validate(self)
+        check.schedule("clip_range_schedule", self.clip_range_schedule, 0)
+        if self.value_clip_range is not None:
+            check.number("value_clip_range", self.value_clip_range, 0, low_open=True)
+        if self.target_kl is not None:
+            check.number("target_kl", self.target_kl, 0, low_open=True)
 
 
 @dataclass(slots=True, kw_only=True)

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 
 import torch
 
+from coach import validation as check
 from coach.agents.ddqn import DDQNAgentParameters
 from coach.agents.learning import td_targets
 from coach.agents.q_learning import (
@@ -36,6 +37,10 @@ class CQLAlgorithmParameters(BatchDQNAlgorithmParameters):
 
     alpha: float = 1.0
     """Weight of the conservative term."""
+
+    def validate(self) -> None:
+        BatchDQNAlgorithmParameters.validate(self)
+        check.number("alpha", self.alpha, 0)
 
 
 @dataclass(slots=True, kw_only=True)

@@ -19,6 +19,7 @@ import torch
 import torch.nn.functional as F
 from gymnasium import spaces
 
+from coach import validation as check
 from coach.agents.agent import Agent, AgentParameters, AlgorithmParameters
 from coach.errors import CoachError
 from coach.networks.heads import DeterministicPolicyHeadParameters, HeadParameters, VHeadParameters
@@ -73,6 +74,10 @@ class ActorCriticAlgorithmParameters(AlgorithmParameters):
     """Transitions per gradient step."""
     tau: float = 0.005
     """How far the target networks move towards the online ones after each gradient step."""
+
+    def validate(self) -> None:
+        AlgorithmParameters.validate(self)
+        check.number("tau", self.tau, 0, 1, low_open=True)
 
 
 # -- the pieces of an update ----------------------------------------------------------------

@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 import torch
 
+from coach import validation as check
 from coach.agents.acting import Policy
 from coach.agents.agent import AgentParameters
 from coach.agents.critics import (
@@ -68,6 +69,10 @@ class DDPGAgentParameters(AgentParameters):
         }
     )
     """The ``actor`` and the ``critic``."""
+
+    def validate(self) -> None:
+        check.component("memory", self.memory, "ExperienceReplayParameters()", optional=False)
+        AgentParameters.validate(self)
 
     def agent_class(self) -> type[ContinuousActorCritic]:
         return DDPGAgent

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 
 import torch
 
+from coach import validation as check
 from coach.agents.agent import AgentParameters
 from coach.agents.learning import td_targets
 from coach.agents.q_learning import (
@@ -46,6 +47,12 @@ class DQNAgentParameters(AgentParameters):
         default_factory=lambda: {"main": NetworkParameters(create_target_network=True)}
     )
     """The Q network (``main``)."""
+
+    def validate(self) -> None:
+        check.component("exploration", self.exploration, "EGreedyParameters()", optional=False)
+        check.component("memory", self.memory, "ExperienceReplayParameters()", optional=False)
+        check.keys("network_wrappers", self.network_wrappers, ("main",))
+        AgentParameters.validate(self)
 
     def agent_class(self) -> type[QAgent]:
         return DQNAgent

@@ -26,6 +26,7 @@ from typing import Any
 import numpy as np
 import torch
 
+from coach import validation as check
 from coach.agents.acting import Policy
 from coach.agents.ddpg import (
     DDPGAgent,
@@ -55,6 +56,12 @@ class HACAlgorithmParameters(DDPGAlgorithmParameters):
     """The observation key of the goal a state achieves."""
     desired_goal_key: str = "desired_goal"
     """The observation key of the level's own goal (the environment's, at the top)."""
+
+    def validate(self) -> None:
+        DDPGAlgorithmParameters.validate(self)
+        check.number("subgoal_testing_rate", self.subgoal_testing_rate, 0, 1)
+        check.name("achieved_goal_key", self.achieved_goal_key)
+        check.name("desired_goal_key", self.desired_goal_key)
 
 
 @dataclass(slots=True, kw_only=True)

@@ -20,8 +20,9 @@ import numpy as np
 import torch
 from gymnasium import spaces
 
+from coach import validation as check
 from coach.agents.acting import Policy
-from coach.agents.agent import Agent, AgentParameters, AlgorithmParameters
+from coach.agents.agent import Agent, AgentParameters, AlgorithmParameters, validate_rhythm
 from coach.agents.learning import on_device
 from coach.core.run_phase import RunPhase
 from coach.core.types import ActionInfo, Batch, EnvResponse, Observation, Transition
@@ -36,6 +37,7 @@ from coach.networks.heads import (
 )
 from coach.networks.parameters import MiddlewareParameters, NetworkParameters
 from coach.schedules import Schedule
+from coach.validation import InvalidParameter
 
 
 @dataclass(slots=True, kw_only=True)
@@ -56,6 +58,16 @@ class OnPolicyAlgorithmParameters(AlgorithmParameters):
     """Standardize the advantages of each minibatch."""
     squash_actions: bool = False
     """Box actions: tanh-squash the Gaussian into the bounds (else clip into them)."""
+
+    def validate(self) -> None:
+        validate_rhythm(self)
+        check.whole("batch_size", self.batch_size, 0, why="0: the whole block at once")
+        check.number("gae_lambda", self.gae_lambda, 0, 1)
+        check.whole("epochs", self.epochs, 1)
+        if self.learning_rate_schedule is not None:
+            check.schedule("learning_rate_schedule", self.learning_rate_schedule, 0)
+        check.number("value_coefficient", self.value_coefficient, 0)
+        check.number("entropy_coefficient", self.entropy_coefficient)
 
 
 def actor_critic_networks(
@@ -104,6 +116,29 @@ class OnPolicyAgentParameters(AgentParameters):
     """The rollout block (``rollout_length`` steps per env copy)."""
     network_wrappers: dict[str, NetworkParameters] = field(default_factory=default_networks)
     """``main`` with policy and ``v`` heads, or ``actor`` (policy) and ``critic`` (``v``)."""
+
+    def validate(self) -> None:
+        if not isinstance(self.memory, RolloutParameters):
+            raise InvalidParameter(
+                "memory",
+                "must be RolloutParameters (the agent learns from rollout blocks)",
+                self.memory,
+            )
+        AgentParameters.validate(self)
+
+    def validate_for_environment(self, num_envs: int) -> None:
+        # A minibatch is drawn from one T x B block: it cannot be larger than the block (B:
+        # every env copy whose steps fill it, rollout workers' included).
+        if not isinstance(self.memory, RolloutParameters):
+            return  # refused by validate
+        block = self.memory.rollout_length * num_envs
+        if self.algorithm.batch_size > block:
+            raise InvalidParameter(
+                "algorithm.batch_size",
+                f"must be at most the rollout block (memory.rollout_length "
+                f"{self.memory.rollout_length} x env copies {num_envs} = {block})",
+                self.algorithm.batch_size,
+            )
 
 
 def approx_kl(log_prob: torch.Tensor, old_log_prob: torch.Tensor) -> float:

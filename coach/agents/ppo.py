@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from coach import validation as check
 from coach.agents.on_policy import (
     LossTotals,
     OnPolicyAgent,
@@ -31,6 +32,11 @@ class PPOAlgorithmParameters(OnPolicyAlgorithmParameters):
     """The KL divergence per block that the penalty steers towards."""
     initial_kl_coefficient: float = 1.0
     """beta at the start."""
+
+    def validate(self) -> None:
+        OnPolicyAlgorithmParameters.validate(self)
+        check.number("target_kl", self.target_kl, 0, low_open=True)
+        check.number("initial_kl_coefficient", self.initial_kl_coefficient, 0)
 
 
 @dataclass(slots=True, kw_only=True)

@@ -24,6 +24,7 @@ import torch
 import torch.nn.functional as F
 from gymnasium import spaces
 
+from coach import validation as check
 from coach.agents.acting import Policy, QPolicy
 from coach.agents.agent import Agent, AgentParameters, AlgorithmParameters
 from coach.agents.learning import on_device
@@ -66,6 +67,26 @@ class DQNAlgorithmParameters(AlgorithmParameters):
     double_q: bool = False
     """Bootstrap with double Q-learning (van Hasselt et al., 2016): the online network picks
     the next action, the target network values it."""
+
+    def validate(self) -> None:
+        AlgorithmParameters.validate(self)
+        check.steps(
+            "num_steps_between_copying_online_weights_to_target",
+            self.num_steps_between_copying_online_weights_to_target,
+            (EnvironmentSteps, TrainingSteps),
+            1,
+        )
+        check.number(
+            "target_update_rate",
+            self.target_update_rate,
+            0,
+            1,
+            low_open=True,
+            why="1 copies the online weights, a small rate averages them in",
+        )
+        check.one_of("loss", self.loss, LOSSES)
+        check.number("huber_delta", self.huber_delta, 0, low_open=True)
+        check.whole("n_step", self.n_step, 1)
 
 
 @dataclass(slots=True, kw_only=True)
@@ -143,13 +164,6 @@ class QAgent(Agent):
             raise CoachError(
                 f"{type(self).__name__} takes DQNAlgorithmParameters (or derived), got "
                 f"{type(algorithm).__name__}"
-            )
-        if algorithm.loss not in LOSSES:
-            raise CoachError(f"unknown loss {algorithm.loss!r}; choose from {LOSSES}")
-        if not 0.0 < algorithm.target_update_rate <= 1.0:
-            raise CoachError(
-                f"algorithm.target_update_rate is a fraction in (0, 1], got "
-                f"{algorithm.target_update_rate}"
             )
         if params.exploration is None:
             raise CoachError(f"{type(self).__name__} needs an exploration policy")

@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 import torch
 
+from coach import validation as check
 from coach.agents.acting import Policy
 from coach.agents.agent import AgentParameters
 from coach.agents.critics import (
@@ -56,6 +57,13 @@ class SACAlgorithmParameters(ActorCriticAlgorithmParameters):
     temperature_learning_rate: float = 3e-4
     """Adam's step size for ``log alpha``."""
 
+    def validate(self) -> None:
+        ActorCriticAlgorithmParameters.validate(self)
+        if self.target_entropy is not None:
+            check.number("target_entropy", self.target_entropy)
+        check.number("initial_temperature", self.initial_temperature, 0, low_open=True)
+        check.number("temperature_learning_rate", self.temperature_learning_rate, 0)
+
 
 def _sac_networks() -> dict[str, NetworkParameters]:
     head = GaussianPolicyHeadParameters(state_dependent_std=True)
@@ -78,6 +86,10 @@ class SACAgentParameters(AgentParameters):
     """The replay memory."""
     network_wrappers: dict[str, NetworkParameters] = field(default_factory=_sac_networks)
     """The ``actor`` (a state-dependent Gaussian head) and ``critic_1``, ``critic_2``."""
+
+    def validate(self) -> None:
+        check.component("memory", self.memory, "ExperienceReplayParameters()", optional=False)
+        AgentParameters.validate(self)
 
     def agent_class(self) -> type[SACAgent]:
         return SACAgent
@@ -122,10 +134,6 @@ class SACAgent(ContinuousActorCritic):
         if self.actor.target is not None:
             raise CoachError("SAC's actor has no target network (create_target_network=False)")
         algorithm = params.algorithm
-        if not algorithm.initial_temperature > 0:
-            raise CoachError(
-                f"SAC needs initial_temperature > 0, got {algorithm.initial_temperature}"
-            )
         dims = int(np.prod(self.action_space.shape or ()))
         self.target_entropy = (
             float(-dims) if algorithm.target_entropy is None else algorithm.target_entropy

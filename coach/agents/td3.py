@@ -14,6 +14,7 @@ from typing import Any
 
 import torch
 
+from coach import validation as check
 from coach.agents.acting import Policy
 from coach.agents.critics import (
     ContinuousActorCritic,
@@ -40,6 +41,12 @@ class TD3AlgorithmParameters(DDPGAlgorithmParameters):
     """Std of the noise on the target action, as a fraction of half the action range."""
     target_noise_clip: float = 0.5
     """That noise is clipped to this, as a fraction of half the action range."""
+
+    def validate(self) -> None:
+        DDPGAlgorithmParameters.validate(self)
+        check.whole("policy_delay", self.policy_delay, 1)
+        check.number("target_policy_noise", self.target_policy_noise, 0)
+        check.number("target_noise_clip", self.target_noise_clip, 0)
 
 
 @dataclass(slots=True, kw_only=True)

@@ -29,6 +29,7 @@ from typing import Any
 
 import numpy as np
 
+from coach import validation as check
 from coach.agents.agent import Agent, AgentParameters
 from coach.batch.checks import check_spaces
 from coach.batch.datasets import load_dataset, transitions
@@ -49,6 +50,7 @@ from coach.level_manager import LevelManager
 from coach.memories.experience_replay import ExperienceReplayParameters
 from coach.memories.prioritized_experience_replay import PrioritizedExperienceReplayParameters
 from coach.networks.parameters import MiddlewareParameters, NetworkParameters
+from coach.validation import InvalidParameter
 
 
 @dataclass(slots=True, kw_only=True)
@@ -71,6 +73,11 @@ class BatchRLParameters:
     action)."""
     reward_model_epochs: int = 5
     """Passes over the dataset that fit the reward model."""
+
+    def validate(self) -> None:
+        if not self.dataset:
+            raise InvalidParameter("dataset", "must name a local Minari dataset", self.dataset)
+        check.whole("reward_model_epochs", self.reward_model_epochs, 1)
 
 
 def batch_schedule(
@@ -97,6 +104,9 @@ class BatchRLGraphManager(BasicRLGraphManager):
         name: The graph's name.
     """
 
+    budget_units = (Epochs,)
+    """A batch run's budget and evaluation period are passes over its dataset."""
+
     def __init__(
         self,
         agent_params: AgentParameters,
@@ -115,16 +125,13 @@ class BatchRLGraphManager(BasicRLGraphManager):
     def parameters(self) -> dict[str, Any]:
         return {**super().parameters(), "batch": self.batch_params}
 
+    def validate(self, workers: int = 1) -> None:
+        super().validate(workers)
+        _check_agent(self.agent_params)
+
     # -- building ---------------------------------------------------------------------------
 
     def _build(self, context: RunContext) -> tuple[Environment, list[LevelManager]]:
-        schedule = self.schedule_params
-        for name in ("improve_steps", "steps_between_evaluation_periods"):
-            if not isinstance(getattr(schedule, name), Epochs):
-                raise CoachError(
-                    f"a batch RL schedule counts {name} in Epochs, got {getattr(schedule, name)!r}"
-                )
-        _check_agent(self.agent_params)
         dataset = self._load_dataset()
         environment = self.env_params.build()
         try:
@@ -155,8 +162,6 @@ class BatchRLGraphManager(BasicRLGraphManager):
 
     def _load_dataset(self) -> Dataset:
         params = self.batch_params
-        if not params.dataset:
-            raise CoachError("a batch RL preset names its dataset: batch.dataset")
         try:
             return load_dataset(params.dataset)
         except CoachError as error:

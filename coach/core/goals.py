@@ -6,12 +6,13 @@ a hierarchy below the top use it for the reward of the goals the level above set
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
 import numpy as np
 
+from coach import validation as check
 from coach.errors import CoachError
+from coach.validation import InvalidParameter
 
 _DISTANCES = ("euclidean", "max_abs")
 
@@ -39,26 +40,18 @@ class GoalReward:
     its threshold (PendulumWithGoals: angle entries 0.075, velocity 0.75)."""
 
     def __post_init__(self) -> None:
-        self.validate()
+        try:
+            self.validate()
+        except InvalidParameter as error:
+            raise error.under("GoalReward") from None
 
     def validate(self) -> None:
-        """Raise a `CoachError` if a field holds a value that cannot work."""
-        if self.distance not in _DISTANCES:
-            raise CoachError(
-                f"GoalReward.distance must be one of {list(_DISTANCES)}, got {self.distance!r}"
-            )
-        if not (self.threshold >= 0 and math.isfinite(self.threshold)):
-            raise CoachError(
-                f"GoalReward.threshold must be a finite distance >= 0, got {self.threshold}"
-            )
-
-        if self.dimension_thresholds is not None and not all(
-            t >= 0 and math.isfinite(t) for t in self.dimension_thresholds
-        ):
-            raise CoachError(
-                f"GoalReward.dimension_thresholds must be finite and >= 0, got "
-                f"{self.dimension_thresholds}"
-            )
+        check.one_of("distance", self.distance, _DISTANCES)
+        check.number("threshold", self.threshold, 0)
+        for i, threshold in enumerate(self.dimension_thresholds or []):
+            check.number(f"dimension_thresholds.{i}", threshold, 0)
+        check.number("reached_reward", self.reached_reward)
+        check.number("not_reached_reward", self.not_reached_reward)
 
     def distances(self, achieved: np.ndarray, desired: np.ndarray) -> np.ndarray:
         """The distance of each pair, shape (N,), for goals of shape (N, *goal_shape)."""

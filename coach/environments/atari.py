@@ -20,6 +20,7 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 
+from coach import validation as check
 from coach.environments.levels import resolve_level
 from coach.environments.parameters import GymEnvironmentParameters
 from coach.errors import CoachError
@@ -48,6 +49,14 @@ class AtariEnvironmentParameters(GymEnvironmentParameters):
     """``grayscale`` (210x160 luminance from ALE itself, the cheapest) or ``rgb``."""
     max_episode_frames: int = 108_000
     """Emulator frames after which an episode is truncated (30 minutes of play)."""
+
+    def validate(self) -> None:
+        GymEnvironmentParameters.validate(self)
+        check.whole("frame_skip", self.frame_skip, 1)
+        check.whole("noop_max", self.noop_max, 0)
+        check.number("repeat_action_probability", self.repeat_action_probability, 0, 1)
+        check.one_of("obs_type", self.obs_type, ("grayscale", "rgb"))
+        check.whole("max_episode_frames", self.max_episode_frames, 1)
 
     def make_env(self) -> gym.Env:
         if self.obs_type not in ("grayscale", "rgb"):

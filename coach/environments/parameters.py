@@ -14,10 +14,11 @@ from typing import Any
 
 import gymnasium as gym
 
+from coach import validation as check
 from coach.environments.async_environment import AsyncGymEnvironment
 from coach.environments.environment import Environment
 from coach.environments.gym_environment import GymEnvironment
-from coach.environments.levels import resolve_level
+from coach.environments.levels import LEVEL_SETS, resolve_level
 from coach.errors import CoachError
 
 
@@ -41,6 +42,16 @@ class GymEnvironmentParameters:
     """The level set ``-lvl`` picks ``level`` from (``atari``, ``mujoco``, ``box2d``), if any."""
     vectorization: str = "sync"
     """``sync``: copies step in this process; ``async``: a subprocess each, for CPU-heavy steps."""
+
+    def validate(self) -> None:
+        check.name("level", self.level)
+        check.whole("num_envs", self.num_envs, 1)
+        if self.max_episode_steps is not None:
+            check.whole("max_episode_steps", self.max_episode_steps, 1)
+        check.name("observation_key", self.observation_key)
+        check.one_of("vectorization", self.vectorization, ("sync", "async"))
+        if self.level_set is not None:
+            check.one_of("level_set", self.level_set, LEVEL_SETS)
 
     def build(self) -> Environment:
         """The environment: `GymEnvironment` or, for ``vectorization="async"``,

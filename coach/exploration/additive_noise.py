@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 from gymnasium import spaces
 
+from coach import validation as check
 from coach.core.run_phase import RunPhase
 from coach.errors import CoachError
 from coach.exploration.exploration_policy import ExplorationPolicy
@@ -57,6 +58,10 @@ class AdditiveNoiseParameters:
     noise_as_percentage_from_action_space: bool = True
     """True: the values above are fractions of ``high - low`` (per dimension); False: they
     are in the action's own units."""
+
+    def validate(self) -> None:
+        check.schedule("noise_schedule", self.noise_schedule, 0)
+        check.number("evaluation_noise", self.evaluation_noise, 0)
 
     def build(self, action_space: spaces.Space[Any], rng: np.random.Generator) -> AdditiveNoise:
         return AdditiveNoise(

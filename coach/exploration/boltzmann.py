@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 from gymnasium import spaces
 
+from coach import validation as check
 from coach.core.run_phase import RunPhase
 from coach.errors import CoachError
 from coach.exploration.exploration_policy import ExplorationPolicy, greedy_probabilities
@@ -30,6 +31,10 @@ class BoltzmannParameters:
     """The temperature as a function of the environment steps taken in training."""
     evaluation_temperature: float = 0.0
     """The temperature while evaluating; 0 is greedy."""
+
+    def validate(self) -> None:
+        check.schedule("temperature_schedule", self.temperature_schedule, 0)
+        check.number("evaluation_temperature", self.evaluation_temperature, 0)
 
     def build(self, action_space: spaces.Space[Any], rng: np.random.Generator) -> Boltzmann:
         return Boltzmann(action_space, rng, self.temperature_schedule, self.evaluation_temperature)

@@ -8,6 +8,7 @@ from typing import Any
 import numpy as np
 from gymnasium import spaces
 
+from coach import validation as check
 from coach.core.run_phase import RunPhase
 from coach.errors import CoachError
 from coach.exploration.exploration_policy import (
@@ -26,6 +27,10 @@ class EGreedyParameters:
     """Epsilon as a function of the environment steps taken in training."""
     evaluation_epsilon: float = 0.0
     """Epsilon while evaluating."""
+
+    def validate(self) -> None:
+        check.schedule("epsilon_schedule", self.epsilon_schedule, 0, 1)
+        check.number("evaluation_epsilon", self.evaluation_epsilon, 0, 1)
 
     def build(self, action_space: spaces.Space[Any], rng: np.random.Generator) -> EGreedy:
         return EGreedy(action_space, rng, self.epsilon_schedule, self.evaluation_epsilon)

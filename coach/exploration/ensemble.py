@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 from gymnasium import spaces
 
+from coach import validation as check
 from coach.core.run_phase import RunPhase
 from coach.errors import CoachError
 from coach.exploration.exploration_policy import ExplorationPolicy, uniform_integers
@@ -34,6 +35,9 @@ class BootstrappedParameters:
 
     num_heads: int = 10
     """How many heads there are to choose from (the network's)."""
+
+    def validate(self) -> None:
+        check.whole("num_heads", self.num_heads, 1)
 
     def build(self, action_space: spaces.Space[Any], rng: np.random.Generator) -> Bootstrapped:
         return Bootstrapped(action_space, rng, self.num_heads)
@@ -82,6 +86,9 @@ class UCBParameters:
 
     c: float = 1.0
     """Weight of the heads' disagreement."""
+
+    def validate(self) -> None:
+        check.number("c", self.c, 0)
 
     def build(self, action_space: spaces.Space[Any], rng: np.random.Generator) -> UCB:
         return UCB(action_space, rng, self.c)

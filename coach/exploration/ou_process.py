@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 from gymnasium import spaces
 
+from coach import validation as check
 from coach.core.run_phase import RunPhase
 from coach.errors import CoachError
 from coach.exploration.additive_noise import check_actions
@@ -44,6 +45,12 @@ class OUProcessParameters:
     """False (Coach's and DDPG's): the noise is in the action's own units and any Box will
     do, unbounded too. True: it is in units of ``high - low`` (per dimension), which needs
     finite bounds."""
+
+    def validate(self) -> None:
+        check.number("mu", self.mu)
+        check.number("theta", self.theta, 0)
+        check.schedule("sigma_schedule", self.sigma_schedule, 0)
+        check.number("dt", self.dt, 0, low_open=True)
 
     def build(self, action_space: spaces.Space[Any], rng: np.random.Generator) -> OUProcess:
         return OUProcess(

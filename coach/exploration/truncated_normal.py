@@ -18,6 +18,7 @@ import torch
 from gymnasium import spaces
 from numpy.typing import ArrayLike
 
+from coach import validation as check
 from coach.errors import CoachError
 from coach.exploration.additive_noise import AdditiveNoise
 from coach.schedules import LinearSchedule, Schedule
@@ -84,6 +85,14 @@ class TruncatedNormalParameters:
     noise_as_percentage_from_action_space: bool = True
     """True: the noise values are fractions of ``high - low`` of the box (per dimension);
     False: they are in the action's own units."""
+
+    def validate(self) -> None:
+        check.schedule("noise_schedule", self.noise_schedule, 0)
+        check.number("evaluation_noise", self.evaluation_noise, 0)
+        if self.clip_low is not None:
+            check.number("clip_low", self.clip_low)
+        if self.clip_high is not None:
+            check.number("clip_high", self.clip_high, self.clip_low, low_open=True)
 
     def build(self, action_space: spaces.Space[Any], rng: np.random.Generator) -> TruncatedNormal:
         return TruncatedNormal(

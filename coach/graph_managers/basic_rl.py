@@ -11,6 +11,7 @@ from coach.graph_managers.graph_manager import GraphManager
 from coach.graph_managers.parameters import RunContext, ScheduleParameters
 from coach.level_manager import LevelManager
 from coach.logging.experiment_logger import AgentLogger
+from coach.validation import InvalidParameter
 
 
 class BasicRLGraphManager(GraphManager):
@@ -40,6 +41,15 @@ class BasicRLGraphManager(GraphManager):
             "environment": self.env_params,
             "schedule": self.schedule_params,
         }
+
+    def validate(self, workers: int = 1) -> None:
+        """`GraphManager.validate`, and the agent against the env copies it learns from at
+        once: this graph's, or each of ``workers`` rollout workers' (`coach.parallel`)."""
+        super().validate()
+        try:
+            self.agent_params.validate_for_environment(self.env_params.num_envs * workers)
+        except InvalidParameter as error:
+            raise error.under("agent") from None
 
     def _build(self, context: RunContext) -> tuple[Environment, list[LevelManager]]:
         environment = self.env_params.build()

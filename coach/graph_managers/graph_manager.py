@@ -27,6 +27,7 @@ from typing import Any
 import numpy as np
 import torch
 
+from coach import validation as check
 from coach.checkpoints import CheckpointSchedule, save_best, save_checkpoint
 from coach.core.run_phase import RunPhase
 from coach.core.step_units import EnvironmentEpisodes, EnvironmentSteps, StepUnit, TrainingSteps
@@ -38,6 +39,7 @@ from coach.graph_managers.run_state import RunProgress, restore_run, run_state, 
 from coach.level_manager import LevelManager
 from coach.logging.experiment_logger import ExperimentLogger
 from coach.logging.video import EvaluationVideo
+from coach.parameters import validate_parameters
 
 
 class RunInterrupted(Exception):
@@ -81,9 +83,25 @@ class GraphManager(ABC):
 
     # -- building ---------------------------------------------------------------------------
 
+    budget_units: tuple[type[StepUnit], ...] = (
+        EnvironmentSteps,
+        EnvironmentEpisodes,
+        TrainingSteps,
+    )
+    """What the training budget and the evaluation period may be counted in."""
+
     def parameters(self) -> dict[str, Any]:
         """The parameter objects a ``-cp path=value`` override may start from, by name."""
         return {"schedule": self.schedule_params}
+
+    def validate(self) -> None:
+        """Check every parameter's value, and the combinations the graph makes of them, before
+        anything is built or written; raise a `CoachError` naming the first wrong one."""
+        validate_parameters(self.parameters())
+        for name in ("improve_steps", "steps_between_evaluation_periods"):
+            check.steps(
+                f"schedule.{name}", getattr(self.schedule_params, name), self.budget_units, 0
+            )
 
     @abstractmethod
     def _build(self, context: RunContext) -> tuple[Environment, list[LevelManager]]:
@@ -91,6 +109,7 @@ class GraphManager(ABC):
 
     def create_graph(self, context: RunContext | None = None) -> GraphManager:
         """Build environments, agents and the logger for a run (or for its resumption)."""
+        self.validate()
         self.context = context or RunContext()
         torch.set_num_threads(self.context.num_threads)
         resume = self.context.resume

@@ -14,6 +14,7 @@ from typing import Any, Protocol, runtime_checkable
 
 from gymnasium import spaces
 
+from coach import validation as check
 from coach.agents.agent import AgentParameters
 from coach.environments.environment import Environment
 from coach.environments.parameters import GymEnvironmentParameters
@@ -22,6 +23,7 @@ from coach.graph_managers.graph_manager import GraphManager
 from coach.graph_managers.parameters import RunContext, ScheduleParameters
 from coach.level_manager import LevelGoals, LevelManager
 from coach.logging.experiment_logger import AgentLogger
+from coach.validation import InvalidParameter
 
 
 @runtime_checkable
@@ -47,6 +49,10 @@ class HierarchyParameters:
     goal_space: spaces.Box | None = None
     """The space of the goals the upper levels set; ``None`` is the environment's achieved
     goal space."""
+
+    def validate(self) -> None:
+        for i, horizon in enumerate(self.horizons):
+            check.whole(f"horizons.{i}", horizon, 1)
 
 
 class HRLGraphManager(GraphManager):
@@ -75,10 +81,14 @@ class HRLGraphManager(GraphManager):
         self.hierarchy = hierarchy or HierarchyParameters()
         if len(agent_params) < 2:
             raise CoachError("a hierarchy needs at least two levels of agents")
-        if len(self.hierarchy.horizons) != len(agent_params) - 1:
+        self._check_horizons()
+
+    def _check_horizons(self) -> None:
+        levels = len(self.agent_params)
+        if len(self.hierarchy.horizons) != levels - 1:
             raise CoachError(
-                f"{len(agent_params)} levels need {len(agent_params) - 1} horizons (one per "
-                f"level below the top), got {self.hierarchy.horizons}"
+                f"{levels} levels need {levels - 1} horizons (one per level below the top), "
+                f"got hierarchy.horizons = {self.hierarchy.horizons}"
             )
 
     def parameters(self) -> dict[str, Any]:
@@ -88,6 +98,15 @@ class HRLGraphManager(GraphManager):
             "schedule": self.schedule_params,
             "hierarchy": self.hierarchy,
         }
+
+    def validate(self) -> None:
+        super().validate()
+        self._check_horizons()  # an override may have changed them
+        for i, params in enumerate(self.agent_params):
+            try:
+                params.validate_for_environment(self.env_params.num_envs)
+            except InvalidParameter as error:
+                raise error.under(f"agents.{i}") from None
 
     def _build(self, context: RunContext) -> tuple[Environment, list[LevelManager]]:
         environment = self.env_params.build()

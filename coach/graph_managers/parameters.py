@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from coach import validation as check
 from coach.core.step_units import EnvironmentEpisodes, EnvironmentSteps, StepUnit
 
 
@@ -22,9 +23,32 @@ class ScheduleParameters:
     )
     """Training between two evaluations."""
     evaluation_steps: StepUnit = field(default_factory=lambda: EnvironmentEpisodes(10))
-    """The length of one evaluation (episodes are split evenly over the env copies)."""
+    """The length of one evaluation (episodes are split evenly over the env copies); 0 runs
+    no evaluations."""
     checkpoint_steps: EnvironmentSteps | None = None
     """Env steps between two checkpoints; ``None`` leaves it to ``-s`` seconds, if given."""
+
+    def validate(self) -> None:
+        """Refuse phases that never end or never start. Which units ``improve_steps`` and
+        the evaluation period may count in depends on the graph (`GraphManager.validate`)."""
+        acting = (EnvironmentSteps, EnvironmentEpisodes)
+        check.steps("heatup_steps", self.heatup_steps, acting, 0, why="nothing trains in heatup")
+        check.steps("improve_steps", self.improve_steps, (StepUnit,), 0)
+        check.steps(
+            "steps_between_evaluation_periods",
+            self.steps_between_evaluation_periods,
+            (StepUnit,),
+            1,
+        )
+        check.steps(
+            "evaluation_steps",
+            self.evaluation_steps,
+            acting,
+            0,
+            why="nothing trains in an evaluation",
+        )
+        if self.checkpoint_steps is not None:
+            check.steps("checkpoint_steps", self.checkpoint_steps, (EnvironmentSteps,), 1)
 
 
 @dataclass(slots=True)

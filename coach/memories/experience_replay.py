@@ -10,16 +10,25 @@ from __future__ import annotations
 
 import functools
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 from gymnasium import spaces
 
+from coach import validation as check
 from coach.core.spaces import StackedFrames
 from coach.core.types import Batch, Transition
 from coach.errors import CoachError
 from coach.memories.frame_store import FrameStore
 from coach.memories.memory import Memory
+
+
+@runtime_checkable
+class ReplayParameters(Protocol):
+    """The parameters of a replay memory of any kind (uniform, prioritized, hindsight)."""
+
+    max_size: int
+    """Capacity in transitions."""
 
 
 @dataclass(slots=True, kw_only=True)
@@ -28,6 +37,9 @@ class ExperienceReplayParameters:
 
     max_size: int = 1_000_000
     """Capacity in transitions; the oldest are overwritten first."""
+
+    def validate(self) -> None:
+        check.whole("max_size", self.max_size, 1)
 
     def build(
         self,
@@ -43,7 +55,13 @@ class ExperienceReplayParameters:
 def _column(capacity: int, space: spaces.Space[Any]) -> np.ndarray:
     if space.shape is None:
         raise CoachError(f"a replay memory cannot store the space {space}: it has no shape")
-    return np.zeros((capacity, *space.shape), dtype=space.dtype)
+    try:
+        return np.zeros((capacity, *space.shape), dtype=space.dtype)
+    except (MemoryError, ValueError):  # more than the machine (or numpy) can hold
+        raise CoachError(
+            f"a replay memory of {capacity} transitions of {space} does not fit in this "
+            f"machine's memory: lower its max_size"
+        ) from None
 
 
 class ExperienceReplay(Memory):

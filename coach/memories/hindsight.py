@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 from gymnasium import spaces
 
+from coach import validation as check
 from coach.core.goals import GoalReward
 from coach.core.spaces import StackedFrames
 from coach.core.types import Batch, Transition
@@ -23,6 +24,7 @@ from coach.errors import CoachError
 from coach.memories.experience_replay import ExperienceReplay
 from coach.memories.memory import Memory
 from coach.memories.open_episodes import OpenEpisodes, flatten_step
+from coach.validation import InvalidParameter
 
 GOAL_SELECTION_METHODS = ("final", "future", "episode", "random")
 """The ways a relabeled goal is chosen (see `EpisodicHindsightExperienceReplay`)."""
@@ -44,6 +46,22 @@ class EpisodicHindsightExperienceReplayParameters:
     """The observation key of the goal the state achieves."""
     desired_goal_key: str = "desired_goal"
     """The observation key of the goal asked for, which relabeling replaces."""
+
+    def validate(self) -> None:
+        check.whole("max_size", self.max_size, 1)
+        check.one_of(
+            "hindsight_goal_selection_method",
+            self.hindsight_goal_selection_method,
+            GOAL_SELECTION_METHODS,
+        )
+        k = self.hindsight_transitions_per_regular_transition
+        check.whole("hindsight_transitions_per_regular_transition", k, 0)
+        if self.max_size < 1 + k:
+            raise InvalidParameter(
+                "max_size", f"must hold a step and its {k} relabeled copies", self.max_size
+            )
+        check.name("achieved_goal_key", self.achieved_goal_key)
+        check.name("desired_goal_key", self.desired_goal_key)
 
     def memory_class(self) -> type[EpisodicHindsightExperienceReplay]:
         """The memory these parameters build."""

@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 from gymnasium import spaces
 
+from coach import validation as check
 from coach.core.types import Batch, Transition
 from coach.errors import CoachError
 from coach.memories.experience_replay import ExperienceReplay
@@ -39,6 +40,12 @@ class PrioritizedExperienceReplayParameters:
     """Importance-weight exponent per number of sample() calls; 1 fully corrects the bias."""
     epsilon: float = 1e-6
     """Added to |TD error| so that no transition's priority is ever 0."""
+
+    def validate(self) -> None:
+        check.whole("max_size", self.max_size, 1)
+        check.number("alpha", self.alpha, 0, why="0 samples uniformly")
+        check.schedule("beta_schedule", self.beta_schedule, 0, 1)
+        check.number("epsilon", self.epsilon, 0, low_open=True)
 
     def build(
         self,

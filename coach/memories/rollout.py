@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 from gymnasium import spaces
 
+from coach import validation as check
 from coach.core.types import Batch, Transition
 from coach.errors import CoachError
 from coach.memories.memory import Memory
@@ -62,6 +63,9 @@ class RolloutParameters:
 
     rollout_length: int = 2048
     """Steps per env copy in one block (T)."""
+
+    def validate(self) -> None:
+        check.whole("rollout_length", self.rollout_length, 1)
 
     def build(
         self,

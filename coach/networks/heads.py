@@ -25,6 +25,7 @@ import torch
 from gymnasium import spaces
 from torch import nn
 
+from coach import validation as check
 from coach.errors import CoachError
 
 
@@ -107,6 +108,9 @@ class HeadParameters:
     name: str = "head"
     """The name the head's output is returned under."""
 
+    def validate(self) -> None:
+        check.name("name", self.name)
+
     def build(self, in_features: int, action_space: spaces.Space[Any]) -> nn.Module:
         raise CoachError(f"no head for {type(self).__name__}")
 
@@ -140,6 +144,12 @@ class CategoricalQHeadParameters(QHeadParameters):
     v_max: float = 10.0
     """The largest representable return."""
 
+    def validate(self) -> None:
+        HeadParameters.validate(self)
+        check.whole("num_atoms", self.num_atoms, 2)
+        check.number("v_min", self.v_min)
+        check.number("v_max", self.v_max, self.v_min, low_open=True)
+
     def build(self, in_features: int, action_space: spaces.Space[Any]) -> nn.Module:
         if self.num_atoms < 2 or self.v_max <= self.v_min:
             raise CoachError("a categorical head needs num_atoms >= 2 and v_max > v_min")
@@ -153,6 +163,10 @@ class QuantileQHeadParameters(QHeadParameters):
 
     num_quantiles: int = 200
     """Number of quantiles, at the midpoints (2i + 1) / 2N."""
+
+    def validate(self) -> None:
+        HeadParameters.validate(self)
+        check.whole("num_quantiles", self.num_quantiles, 1)
 
     def build(self, in_features: int, action_space: spaces.Space[Any]) -> nn.Module:
         actions = _num_actions(action_space, "quantile Q")
@@ -178,6 +192,10 @@ class BootstrappedQHeadParameters(QHeadParameters):
 
     num_heads: int = 10
     """Number of Q heads."""
+
+    def validate(self) -> None:
+        HeadParameters.validate(self)
+        check.whole("num_heads", self.num_heads, 1)
 
     def build(self, in_features: int, action_space: spaces.Space[Any]) -> nn.Module:
         actions = _num_actions(action_space, "bootstrapped Q")
@@ -249,6 +267,10 @@ class GaussianPolicyHeadParameters(HeadParameters):
     """Log std computed from the state (else one learned vector)."""
     initial_log_std: float = 0.0
     """The starting log std of the state-independent vector."""
+
+    def validate(self) -> None:
+        HeadParameters.validate(self)
+        check.number("initial_log_std", self.initial_log_std)
 
     def build(self, in_features: int, action_space: spaces.Space[Any]) -> nn.Module:
         if not isinstance(action_space, spaces.Box) or len(action_space.shape) != 1:

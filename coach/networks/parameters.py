@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from coach import validation as check
 from coach.networks.heads import HeadParameters, QHeadParameters
+from coach.validation import InvalidParameter
 
 NATURE_CNN: list[tuple[int, int, int]] = [(32, 8, 4), (64, 4, 2), (64, 3, 1)]
 """The convolutions of Mnih et al. 2015 (channels, kernel, stride), for 84x84 frames."""
@@ -26,6 +28,28 @@ class InputEmbedderParameters:
     input_rescaling: float = 1.0
     """The input is divided by this first (255 for uint8 images)."""
 
+    def validate(self) -> None:
+        for i, layer in enumerate(self.conv):
+            if not (
+                isinstance(layer, tuple | list)
+                and len(layer) == 3
+                and all(isinstance(n, int) and not isinstance(n, bool) and n >= 1 for n in layer)
+            ):
+                raise InvalidParameter(
+                    f"conv.{i}", "must be (out channels, kernel size, stride), each >= 1", layer
+                )
+        _validate_layers(self.scheme, self.activation)
+        check.number("input_rescaling", self.input_rescaling, 0, low_open=True)
+
+
+def _validate_layers(scheme: list[int], activation: str) -> None:
+    """An MLP's layer sizes and activation."""
+    from coach.networks.model import ACTIVATIONS  # the model imports these parameters
+
+    for i, size in enumerate(scheme):
+        check.whole(f"scheme.{i}", size, 1)
+    check.one_of("activation", activation, sorted(ACTIVATIONS))
+
 
 @dataclass(slots=True, kw_only=True)
 class MiddlewareParameters:
@@ -35,6 +59,9 @@ class MiddlewareParameters:
     """Hidden layer sizes."""
     activation: str = "relu"
     """Activation after each layer."""
+
+    def validate(self) -> None:
+        _validate_layers(self.scheme, self.activation)
 
 
 @dataclass(slots=True, kw_only=True)
@@ -59,3 +86,17 @@ class NetworkParameters:
     """Clip the global gradient norm to this value; ``None`` does not clip."""
     create_target_network: bool = False
     """Keep a slowly updated copy of the network for bootstrapped targets."""
+
+    def validate(self) -> None:
+        if not self.input_embedders:
+            raise InvalidParameter("input_embedders", "must embed at least one input", {})
+        if not self.heads:
+            raise InvalidParameter("heads", "must hold at least one head", [])
+        names = [head.name for head in self.heads]
+        if len(set(names)) < len(names):
+            raise InvalidParameter("heads", "must have different names", names)
+        check.number("learning_rate", self.learning_rate, 0, why="0 freezes the network")
+        check.number("adam_epsilon", self.adam_epsilon, 0, low_open=True)
+        check.number("weight_decay", self.weight_decay, 0)
+        if self.gradient_clip_norm is not None:
+            check.number("gradient_clip_norm", self.gradient_clip_norm, 0, low_open=True)

@@ -108,6 +108,10 @@ class DistributedGraphManager(GraphManager):
     def parameters(self) -> dict[str, Any]:
         return self.graph.parameters()
 
+    def validate(self) -> None:
+        # An on-policy learner learns from the blocks of every worker together.
+        self.graph.validate(workers=self.params.num_workers)
+
     # -- building ---------------------------------------------------------------------------
 
     def _build(self, context: RunContext) -> tuple[Environment, list[LevelManager]]:

@@ -7,7 +7,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from coach.cli import _install_signal_handlers
+from coach.cli_run import _install_signal_handlers
 
 
 @pytest.fixture

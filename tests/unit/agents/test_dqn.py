@@ -12,6 +12,7 @@ from coach.core.run_phase import RunPhase
 from coach.core.step_units import EnvironmentSteps, TrainingSteps
 from coach.core.types import Batch
 from coach.errors import CoachError
+from coach.parameters import validate_parameters
 
 OBSERVATION_SPACE = spaces.Dict(
     {"observation": spaces.Box(-1.0, 1.0, shape=(4,), dtype=np.float32)}
@@ -171,9 +172,9 @@ def test_learn_from_batch_takes_a_gradient_step_on_the_online_network_only() -> 
     )
 
 
-def test_an_unknown_loss_raises() -> None:
-    with pytest.raises(CoachError, match="unknown loss 'l1'"):
-        _agent(_params(loss="l1"))
+def test_an_unknown_loss_is_refused() -> None:
+    with pytest.raises(CoachError, match=r"agent\.algorithm\.loss must be one of 'huber', 'mse'"):
+        validate_parameters({"agent": _params(loss="l1")})
 
 
 def test_target_syncs_follow_the_training_env_steps() -> None:
@@ -212,8 +213,8 @@ def test_a_target_update_rate_moves_the_target_part_of_the_way() -> None:
 def test_a_target_update_rate_outside_0_1_is_refused(rate: float) -> None:
     params = _params()
     params.algorithm.target_update_rate = rate
-    with pytest.raises(CoachError, match=r"target_update_rate is a fraction in \(0, 1\]"):
-        _agent(params)
+    with pytest.raises(CoachError, match=r"target_update_rate must be in \(0, 1\]"):
+        validate_parameters({"agent": params})
 
 
 # -- determinism --------------------------------------------------------------------------

@@ -288,6 +288,9 @@ def test_a_batch_schedule_counts_epochs(minari_root: Path) -> None:
     _record(1000)
     graph = _batch_graph(DDQNBCQAgentParameters())
     graph.schedule_params.improve_steps = EnvironmentSteps(10)
-    with pytest.raises(CoachError, match="counts improve_steps in Epochs"):
+    with pytest.raises(
+        CoachError,
+        match=r"schedule.improve_steps must be counted in Epochs, got EnvironmentSteps\(10\)",
+    ):
         graph.create_graph(RunContext(seed=0))
     assert Epochs(3).num_steps == 3

@@ -32,7 +32,9 @@ def test_dimension_thresholds_agree_with_pendulum_with_goals() -> None:
 
 
 def test_dimension_thresholds_are_checked() -> None:
-    with pytest.raises(CoachError, match="finite and >= 0"):
+    with pytest.raises(
+        CoachError, match=r"GoalReward.dimension_thresholds.1 must be >= 0, got -1.0"
+    ):
         GoalReward(dimension_thresholds=[0.1, -1.0])
     with pytest.raises(CoachError, match="2 dimension thresholds for goals of 3 entries"):
         GoalReward(dimension_thresholds=[0.1, 0.1]).reached(np.zeros((1, 3)), np.zeros((1, 3)))

@@ -262,3 +262,9 @@ def test_a_space_without_a_shape_raises() -> None:
         ExperienceReplay(
             4, OBSERVATION_SPACE, spaces.Tuple([spaces.Discrete(2)]), np.random.default_rng(0)
         )
+
+
+@pytest.mark.parametrize("capacity", [10**13, 2**62])
+def test_a_memory_the_machine_cannot_hold_is_refused_naming_max_size(capacity: int) -> None:
+    with pytest.raises(CoachError, match=rf"replay memory of {capacity} .* lower its max_size"):
+        ExperienceReplay(capacity, OBSERVATION_SPACE, ACTION_SPACE, np.random.default_rng(0))

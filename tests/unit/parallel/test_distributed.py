@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 import signal
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -18,10 +19,19 @@ from coach.errors import CoachError
 from coach.filters.observation.normalization import ObservationNormalizationFilter
 from coach.filters.pipeline import InputFilter
 from coach.graph_managers.parameters import RunContext
+from coach.memories.rollout import RolloutParameters
 from coach.parallel.distributed import DistributedGraphManager
 from coach.parallel.parameters import DistributedParameters
 from coach.parallel.pool import WorkerFailed
 from coach.presets import load_preset
+
+
+def _fit_minibatch(graph: Any, workers: int) -> None:
+    """An on-policy minibatch no bigger than the workers' block (what it was in effect)."""
+    if isinstance(graph.agent_params.memory, RolloutParameters):
+        block = graph.agent_params.memory.rollout_length * graph.env_params.num_envs * workers
+        algorithm = graph.agent_params.algorithm
+        algorithm.batch_size = min(algorithm.batch_size, block)
 
 
 def _graph(
@@ -33,6 +43,7 @@ def _graph(
 ) -> DistributedGraphManager:
     graph = load_preset(preset).graph_manager
     graph.env_params.num_envs = num_envs
+    _fit_minibatch(graph, workers=2)
     distributed = DistributedGraphManager(
         graph,
         DistributedParameters(**{"num_workers": 2, **params}),  # type: ignore[arg-type]
@@ -249,6 +260,7 @@ def test_workers_and_learner_keep_the_normalization_statistics_in_step(tmp_path:
     graph.agent_params.input_filter = InputFilter(
         observation_filters={"observation": [ObservationNormalizationFilter()]}
     )
+    _fit_minibatch(graph, workers=2)
     distributed = DistributedGraphManager(graph, DistributedParameters(num_workers=2))
     distributed.create_graph(RunContext(seed=0, experiment_dir=tmp_path, quiet=True))
     try:

@@ -12,6 +12,7 @@ import torch
 
 from coach.core.step_units import EnvironmentSteps
 from coach.graph_managers.parameters import RunContext
+from coach.memories.rollout import RolloutParameters
 from coach.parallel.distributed import DistributedGraphManager
 from coach.parallel.parameters import DistributedParameters
 from coach.presets import load_preset
@@ -23,6 +24,9 @@ ray = pytest.importorskip("ray")
 def _graph(preset: str, tmp_path: Path, backend: str, **params: object) -> DistributedGraphManager:
     graph = load_preset(preset).graph_manager
     graph.env_params.num_envs = 2
+    if isinstance(graph.agent_params.memory, RolloutParameters):
+        # A minibatch no bigger than the workers' block: 32 steps x 2 copies x 2 workers.
+        graph.agent_params.algorithm.batch_size = min(graph.agent_params.algorithm.batch_size, 128)
     distributed = DistributedGraphManager(
         graph,
         DistributedParameters(**{"num_workers": 2, "backend": backend, **params}),  # type: ignore[arg-type]

@@ -1,0 +1,329 @@
+"""A run of the ``coach`` command, from its options to its exit status.
+
+Everything the command line can get wrong is found before the experiment folder is made
+(`_prepare`: the preset, the overrides, every parameter's value, the checkpoint). Once the
+folder is made, a user error while the run is built (a `CoachError`) removes it again; an
+error of Coach itself keeps it, with the traceback in its log.txt and one line on the
+console pointing there (exit 1).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import signal
+import sys
+import time
+import traceback
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import click
+import numpy as np
+
+from coach.cli_options import EXIT_INTERRUPTED
+from coach.errors import CoachError
+from coach.experiment import ExperimentFolder, experiment_dir, write_params
+
+EXIT_INTERNAL = 1
+
+
+@dataclass(slots=True)
+class RunOptions:
+    """The command line, for one run."""
+
+    preset: str | None
+    level: str | None
+    experiment_name: str | None
+    experiment_path: Path
+    seed: int | None
+    custom_parameters: tuple[str, ...]
+    device: str
+    threads: int
+    quiet: bool
+    checkpoint_save_secs: float | None
+    save_memory: bool
+    checkpoint_restore_dir: Path | None
+    resume: Path | None
+    evaluate: int | None
+    render: bool
+    dump_mp4: bool
+    dump_gifs: bool
+    open_dashboard: bool
+    num_workers: int | None
+    backend: str
+    ray_address: str | None
+    evaluation_worker: bool
+    record_dataset: str | None
+
+
+def _prepare(opts: RunOptions) -> tuple[Any, dict[str, Any] | None]:
+    """The preset (overrides applied) and the checkpoint to start from: everything that can
+    be wrong with the command line is found here, before anything is written."""
+    from coach.checkpoints import load_checkpoint
+    from coach.parameters import parse_override, set_parameter
+    from coach.presets import load_preset
+
+    if opts.resume is not None:
+        if opts.preset or opts.checkpoint_restore_dir:
+            raise CoachError("--resume takes its preset and checkpoint from the folder it names")
+        params = opts.resume / "params.yaml"
+        if not params.is_file():
+            raise CoachError(f"{opts.resume} is not an experiment folder (no params.yaml)")
+        preset = load_preset(str(params))
+    else:
+        assert opts.preset is not None
+        preset = load_preset(opts.preset)
+    roots = preset.graph_manager.parameters()
+    for text in opts.custom_parameters:
+        path, value = parse_override(text)
+        set_parameter(roots, path, value)
+    environment: Any = roots.get("environment")
+    if opts.level is not None:
+        if opts.resume is not None:
+            raise CoachError("--resume continues the level of the experiment it resumes")
+        if not hasattr(environment, "select_level"):
+            raise CoachError("this preset's environment has no levels to choose from")
+        environment.select_level(opts.level)
+    if getattr(environment, "level_set", None) is not None:
+        environment.select_level(environment.level)  # a wrong level fails here, not mid-run
+    preset.graph_manager.validate()  # every value in range, before anything is written
+    source = opts.resume or opts.checkpoint_restore_dir
+    checkpoint = load_checkpoint(source) if source is not None else None
+    if checkpoint is not None and checkpoint["preset"] != preset.name:
+        raise CoachError(
+            f"checkpoint {checkpoint['path']} is from preset {checkpoint['preset']!r}, "
+            f"not {preset.name!r}"
+        )
+    level = getattr(environment, "level", None)
+    if checkpoint is not None and checkpoint.get("level") not in (None, level):
+        raise CoachError(
+            f"checkpoint {checkpoint['path']} is from level {checkpoint['level']!r}, this run "
+            f"is on {level!r}"
+        )
+    if opts.render or opts.dump_mp4 or opts.dump_gifs:
+        environment = roots.get("environment")
+        if environment is None or not hasattr(environment, "render_mode"):
+            raise CoachError("this preset's environment cannot render")
+        environment.render_mode = "human" if opts.render else "rgb_array"
+    if opts.dump_mp4:
+        try:
+            import imageio_ffmpeg  # noqa: F401
+        except ImportError:
+            raise CoachError("-dm needs imageio-ffmpeg: pip install 'coach[video]'") from None
+    return preset, checkpoint
+
+
+def _install_signal_handlers(graph: Any) -> None:
+    """The first Ctrl-C (or SIGTERM) stops the run after its current step, with a checkpoint;
+    a second one stops it at once."""
+
+    def handler(signum: int, frame: Any) -> None:
+        if graph.stop_requested is not None:
+            if signum == signal.SIGINT:
+                raise KeyboardInterrupt
+            raise SystemExit(128 + signum)
+        graph.stop_requested = signum
+
+    signal.signal(signal.SIGINT, handler)
+    signal.signal(signal.SIGTERM, handler)
+
+
+def run(opts: RunOptions) -> int:
+    """The run of the command line: checked whole before its folder is made; a user error
+    (a `CoachError`) while it is built leaves no folder behind, an internal error keeps the
+    folder with its traceback in log.txt."""
+    from coach.parallel.distributed import distribute
+
+    preset, checkpoint = _prepare(opts)
+    graph = distribute(  # a bad -n or --backend fails here, before anything is written
+        preset.graph_manager,
+        opts.num_workers,
+        opts.backend,
+        opts.ray_address,
+        opts.evaluation_worker,
+    )
+    if opts.record_dataset is not None:  # refused before the run, not after it
+        from coach.batch.recording import check_recording
+
+        check_recording(opts.record_dataset, distributed=graph is not preset.graph_manager)
+    folder: ExperimentFolder | None = None
+    if opts.resume is not None:
+        assert checkpoint is not None
+        directory, run_seed = opts.resume, int(checkpoint["seed"])
+    else:
+        default_name = preset.name if opts.level is None else f"{preset.name}_{opts.level}"
+        folder = experiment_dir(opts.experiment_path, opts.experiment_name or default_name)
+        directory = folder.path
+        run_seed = opts.seed if opts.seed is not None else (preset.seed or 0)
+    try:
+        recorder = _start(graph, preset, opts, directory, run_seed, checkpoint)
+    except CoachError:
+        # The environment or an agent could not be built: leave no experiment behind.
+        _close(graph)
+        if folder is not None:
+            folder.remove()
+        raise
+    except Exception as error:
+        _close(graph)
+        return _internal_error(error, directory)
+    except BaseException:
+        _close(graph)
+        raise
+    try:
+        return _drive(graph, opts, directory, recorder)
+    except CoachError as error:
+        _close(graph)
+        _append_to_log(directory, f"coach: error: {error}")
+        raise
+    except Exception as error:
+        _close(graph)
+        return _internal_error(error, directory)
+    except BaseException:
+        _close(graph)  # whatever went wrong, what was logged so far reaches the disk
+        raise
+
+
+def _start(
+    graph: Any,
+    preset: Any,
+    opts: RunOptions,
+    directory: Path,
+    run_seed: int,
+    checkpoint: dict[str, Any] | None,
+) -> Any:
+    """Write params.yaml, build the graph and restore what it starts from; returns the
+    dataset recorder of ``--record-dataset``, if any."""
+    from coach.graph_managers.parameters import RunContext
+    from coach.parameters import flatten
+
+    resuming = opts.resume is not None
+    if not resuming or opts.custom_parameters:
+        write_params(directory / "params.yaml", preset, run_seed, list(opts.custom_parameters))
+    graph.create_graph(
+        RunContext(
+            seed=run_seed,
+            device=opts.device,
+            experiment_dir=directory,
+            quiet=opts.quiet,
+            num_threads=opts.threads,
+            checkpoint_seconds=opts.checkpoint_save_secs,
+            save_memory=opts.save_memory,
+            resume=checkpoint if resuming else None,
+        )
+    )
+    logger = graph.logger
+    assert logger is not None
+    if checkpoint is not None and not resuming:
+        graph.load_state_dict(checkpoint, whole_run=False)
+        logger.info(f"agents restored from {checkpoint['path']}")
+    if checkpoint is not None and resuming:
+        logger.info(f"resumed from {checkpoint['path']} at {graph.env_steps} env steps")
+    else:
+        level = getattr(preset.graph_manager.parameters().get("environment"), "level", None)
+        on = f" on {level}" if level else ""
+        logger.info(f"{preset.name}{on}: seed {run_seed}, writing to {directory}")
+        settable, _ = flatten(preset.graph_manager.parameters())
+        logger.hparams(
+            "graph",
+            {"preset": preset.name, "seed": run_seed, **settable},
+            ["Evaluation/mean_reward"],
+        )
+    if opts.open_dashboard:
+        from coach.logging.dashboard import start_dashboard
+
+        url, server = start_dashboard(directory.parent.parent)
+        logger.info(f"TensorBoard on {url} (it keeps running; stop it with: kill {server.pid})")
+    if opts.dump_mp4 or opts.dump_gifs:
+        from coach.logging.video import EvaluationVideo
+
+        graph.video = EvaluationVideo(directory / "videos", mp4=opts.dump_mp4, gif=opts.dump_gifs)
+    recorder = None
+    if opts.record_dataset:
+        from coach.batch.recording import record_run
+
+        command = " ".join(["coach", *sys.argv[1:]])
+        recorder = record_run(graph, opts.record_dataset, command, opts.evaluate is not None)
+    _install_signal_handlers(graph)
+    return recorder
+
+
+def _drive(graph: Any, opts: RunOptions, directory: Path, recorder: Any) -> int:
+    """Train (or only evaluate) until the budget is spent or a signal stops the run."""
+    from coach.checkpoints import BEST
+    from coach.core.step_units import EnvironmentEpisodes
+    from coach.graph_managers.graph_manager import RunInterrupted
+
+    logger = graph.logger
+    try:
+        if opts.evaluate is not None:
+            result = graph.evaluate(EnvironmentEpisodes(opts.evaluate))
+            r = np.asarray(result.rewards)
+            logger.info(
+                f"evaluation over {len(r)} episodes: mean {r.mean():.1f}  std {r.std():.1f}  "
+                f"min {r.min():.1f}  max {r.max():.1f}"
+            )
+        else:
+            graph.improve()
+            graph.save_checkpoint()
+    except RunInterrupted as stop:
+        path = graph.save_checkpoint()
+        logger.info(
+            f"interrupted at {graph.env_steps} env steps; checkpoint {path}; "
+            f"continue with: coach --resume {directory}"
+        )
+        if recorder is not None:  # the whole episodes so far are kept
+            recorder.save(logger)
+        graph.close()
+        return 128 + stop.signum
+    except KeyboardInterrupt:
+        logger.info(f"interrupted at {graph.env_steps} env steps, without a checkpoint")
+        graph.close()
+        return EXIT_INTERRUPTED
+    if recorder is not None:
+        recorder.save(logger)
+    best = max(graph.evaluations, key=lambda e: e.mean_reward, default=None)
+    if best is not None and opts.evaluate is None:
+        successes = [e for e in graph.evaluations if e.successes]
+        goals = ""
+        if successes:  # a goal-based task: its success rate tells more than its reward
+            top = max(successes, key=lambda e: e.success_rate)
+            goals = f", best success rate {top.success_rate:.2f} at {top.env_steps} env steps"
+        kept = directory / "checkpoints" / BEST
+        logger.info(
+            f"done: best evaluation mean reward {best.mean_reward:.1f} at {best.env_steps} env "
+            f"steps{goals}; results in {directory}"
+            + (f"; the best agent in {kept}" if kept.is_file() else "")
+        )
+    graph.close()
+    return 0
+
+
+def _close(graph: Any) -> None:
+    """Close a run that failed: what was logged so far reaches the disk. An error while
+    closing is not the one to report."""
+    with contextlib.suppress(Exception):
+        graph.close()
+
+
+def _append_to_log(directory: Path, text: str) -> Path:
+    """Add ``text`` to the run's log.txt (its logger is closed by now)."""
+    log = directory / "log.txt"
+    with open(log, "a") as f:
+        f.write(f"{time.strftime('%H:%M:%S')} {text}\n")
+    return log
+
+
+def _internal_error(error: Exception, directory: Path) -> int:
+    """Report an error of Coach itself (not of what the user asked): the traceback goes to
+    the run's log.txt, the console gets one line pointing there."""
+    trace = "".join(traceback.format_exception(error)).rstrip()
+    try:
+        log = _append_to_log(directory, f"internal error:\n{trace}")
+    except OSError:  # the folder cannot take it: the console is the only place left
+        click.echo(trace, err=True)
+        return EXIT_INTERNAL
+    lines = str(error).strip().splitlines()
+    what = f"{type(error).__name__}: {lines[0]}" if lines else type(error).__name__
+    click.echo(f"coach: internal error: {what}; the traceback is in {log}", err=True)
+    return EXIT_INTERNAL
