@@ -21,7 +21,7 @@ from gymnasium import spaces
 
 from coach import validation as check
 from coach.agents.acting import Policy
-from coach.agents.log import AgentLog, NullLog
+from coach.agents.log import AgentLog, NullLog, log_ended_episodes
 from coach.core.run_phase import RunPhase
 from coach.core.step_units import EnvironmentSteps
 from coach.core.types import ActionInfo, Batch, EnvResponse, Observation, Transition
@@ -305,18 +305,9 @@ class Agent:
 
     def handle_episode_ended(self, done: np.ndarray, response: EnvResponse) -> None:
         """Bookkeeping for the envs whose episode ended in this step."""
-        for i in np.flatnonzero(done):
-            if self.phase is not RunPhase.EVALUATE:
-                self.episodes += 1
-            info = response.infos[i] if response.infos else {}
-            # Goal-based tasks and the levels of a hierarchy: 1 per goal reached.
-            success = float(info["is_success"]) if "is_success" in info else None
-            self.log.episode(
-                self.phase,
-                float(response.episode_return[i]),
-                int(response.episode_length[i]),
-                success,
-            )
+        if self.phase is not RunPhase.EVALUATE:
+            self.episodes += int(np.count_nonzero(done))
+        log_ended_episodes(self.log, self.phase, done, response)
         self.policy.episodes_ended(done)
         if self.exploration is not None and self.phase is RunPhase.TRAIN:
             for tag, value in self.exploration.values().items():

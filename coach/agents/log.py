@@ -5,7 +5,10 @@ from __future__ import annotations
 
 from typing import Protocol
 
+import numpy as np
+
 from coach.core.run_phase import RunPhase
+from coach.core.types import EnvResponse
 
 
 class AgentLog(Protocol):
@@ -29,3 +32,16 @@ class NullLog:
         self, phase: RunPhase, reward: float, length: int, success: float | None = None
     ) -> None:
         pass
+
+
+def log_ended_episodes(
+    log: AgentLog, phase: RunPhase, done: np.ndarray, response: EnvResponse
+) -> None:
+    """Report each episode that ended in ``response`` (the copies in ``done``): its return,
+    length and, for goal-based tasks and the levels of a hierarchy, whether it succeeded."""
+    for i in np.flatnonzero(done):
+        info = response.infos[i] if response.infos else {}
+        success = float(info["is_success"]) if "is_success" in info else None
+        log.episode(
+            phase, float(response.episode_return[i]), int(response.episode_length[i]), success
+        )

@@ -232,15 +232,12 @@ class GraphManager(ABC):
     def _progress(self, seconds: float, steps: int) -> None:
         if self.logger is None:
             return
-        rate = steps / seconds if seconds > 0 else 0.0
-        self.logger.progress(self.phase, rate)
-        if self.phase is not RunPhase.EVALUATE:
-            self.logger.scalar("graph", "Time/env_steps_per_second", rate)
-            for level in self.levels:
-                if level.agent.memory is not None:
-                    self.logger.scalar(
-                        f"{level.name}.{level.agent.name}", "Memory/size", len(level.agent.memory)
-                    )
+        sizes = {
+            f"{level.name}.{level.agent.name}": len(level.agent.memory)
+            for level in self.levels
+            if level.agent.memory is not None
+        }
+        self.logger.progress(self.phase, steps / seconds if seconds > 0 else 0.0, sizes)
 
     def heatup(self, steps: StepUnit) -> None:
         """Act at random for ``steps``: the memories fill, nothing trains."""

@@ -249,8 +249,15 @@ class ExperimentLogger:
             success_rate="" if success_rate is None else success_rate,
         )
 
-    def progress(self, phase: RunPhase, steps_per_second: float) -> None:
-        """The console's progress line."""
+    def progress(
+        self, phase: RunPhase, steps_per_second: float, memory_sizes: dict[str, int] | None = None
+    ) -> None:
+        """The console's progress line; outside evaluations also the env steps per second
+        and each agent's memory size (by its run's name) in TensorBoard."""
+        if phase is not RunPhase.EVALUATE:
+            self.scalar("graph", "Time/env_steps_per_second", steps_per_second)
+            for run, size in (memory_sizes or {}).items():
+                self.scalar(run, "Memory/size", size)
         episode = "-" if self.last_episode_reward is None else f"{self.last_episode_reward:.1f}"
         evaluation = "-" if self.last_evaluation is None else f"{self.last_evaluation:.1f}"
         success = (
