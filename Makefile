@@ -21,7 +21,7 @@ run: install
 	$(BIN)/coach -p CartPole_DQN
 
 test: install
-	$(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest -q -n auto --dist loadgroup
 
 lint: install
 	$(BIN)/ruff check .

@@ -105,7 +105,8 @@ def _list_presets() -> None:
 @click.option(
     "-crd",
     "--checkpoint-restore-dir",
-    type=cli_options.existing_path(),
+    # Checked by the checkpoint loader, whose error names what a checkpoint may be.
+    type=cli_options.PathOption(path_type=Path),
     default=None,
     help="Start from a checkpoint (a run folder, its checkpoints folder, a file, or "
     "experiments/NAME for its newest run).",

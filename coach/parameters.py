@@ -116,6 +116,11 @@ def _field_types(cls: type) -> dict[str, Any]:
 
 
 def _type_name(annotation: Any) -> str:
+    """How a user reads a field's type: ``EnvironmentSteps | TrainingSteps``, ``int``."""
+    if annotation is type(None):
+        return "None"
+    if typing.get_origin(annotation) in (typing.Union, types.UnionType):
+        return " | ".join(_type_name(a) for a in typing.get_args(annotation))
     if typing.get_origin(annotation) is None and hasattr(annotation, "__name__"):
         return str(annotation.__name__)
     return str(annotation).replace("typing.", "").replace("coach.", "")

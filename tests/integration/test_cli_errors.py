@@ -59,7 +59,7 @@ def _refused(args: list[str], capsys: pytest.CaptureFixture[str]) -> str:
         (["--backend", "spark"], ["'--backend'", "'spark' is not one of 'local', 'ray'"]),
         (["-e", "a/b"], ["'--experiment-name'", "'a/b' is not a folder name"]),
         (["-e", ".."], ["'--experiment-name'", "not a folder name"]),
-        (["-crd", "no/such/run"], ["'--checkpoint-restore-dir'", "does not exist"]),
+        (["-p", "CartPole_DQN", "-crd", "no/such/run"], ["no checkpoint folder", "no/such/run"]),
         (["--resume", "no/such/run"], ["'--resume'", "does not exist"]),
         (["-p", "Cart\nPole"], ["'--preset'", "control character '\\n'"]),
         (["-lvl", "pong\r"], ["'--level'", "control character '\\r'"]),

@@ -53,7 +53,7 @@ def test_a_run_on_workers(backend: str, tmp_path: Path) -> None:
     ("args", "message"),
     [
         (["-p", "Pendulum_HAC", "-n", "2"], "presets of one agent"),
-        (["-p", "CartPole_DQN", "-n", "0"], "at least one worker"),
+        (["-p", "CartPole_DQN", "-n", "0"], "0 is not in the range x>=1"),
         (["-p", "CartPole_DQN", "-n", "2", "--ray-address", "auto"], "goes with --backend ray"),
         (["-p", "CartPole_DQN", "--backend", "mpi"], "Invalid value for '--backend'"),
     ],

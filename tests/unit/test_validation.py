@@ -56,7 +56,6 @@ REFUSED = [
      "agent.exploration.epsilon_schedule must take values in [0, 1]"),
     ("CartPole_DQN", "agent.exploration", "None", "agent.exploration must be exploration "
      "parameters such as EGreedyParameters(), got None"),
-    ("CartPole_DQN", "agent.exploration", "0.1", "must be exploration parameters"),
     ("CartPole_DQN", "agent.memory", "None", "agent.memory must be memory parameters"),
     ("CartPole_DQN", "agent.memory.max_size", "0",
      "agent.memory.max_size must be a whole number >= 1, got 0"),
@@ -400,3 +399,9 @@ def test_schedule_bounds_cover_every_value() -> None:
 
 def test_an_embedder_with_numpy_sizes_is_valid() -> None:
     validate_parameters({"e": InputEmbedderParameters(scheme=[np.int64(8)])})  # type: ignore[list-item]
+
+
+def test_an_override_of_the_wrong_kind_is_refused_naming_its_path() -> None:
+    graph = load_preset("CartPole_DQN").graph_manager
+    with pytest.raises(CoachError, match=r"agent\.exploration takes ExplorationParameters"):
+        set_parameter(graph.parameters(), "agent.exploration", "0.1")

@@ -1,0 +1,19 @@
+"""Test-suite wide settings: tests that start or join a Ray runtime (and the CLI fuzz, which
+may name one) run one after another in a single worker when the suite runs in parallel
+(``make test`` runs ``pytest -n 2 --dist loadgroup``), since Ray runtimes on one machine share
+ports and ``--ray-address auto`` finds whichever is up."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+_RAY = re.compile(r"(?<![a-z])ray(?![a-z])")
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        nodeid = item.nodeid.lower()
+        if _RAY.search(nodeid) or "fuzz" in nodeid:
+            item.add_marker(pytest.mark.xdist_group("ray"))
