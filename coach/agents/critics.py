@@ -21,6 +21,8 @@ from gymnasium import spaces
 
 from coach import validation as check
 from coach.agents.agent import Agent, AgentParameters, AlgorithmParameters
+from coach.agents.learning import td_targets
+from coach.core.types import Batch
 from coach.errors import CoachError
 from coach.networks.heads import DeterministicPolicyHeadParameters, HeadParameters, VHeadParameters
 from coach.networks.network_wrapper import NetworkWrapper
@@ -88,24 +90,6 @@ def with_action(states: dict[str, torch.Tensor], actions: torch.Tensor) -> dict[
     return {**states, "action": actions}
 
 
-def critic_steps(
-    critics: list[NetworkWrapper],
-    names: tuple[str, ...],
-    inputs: dict[str, torch.Tensor],
-    target: torch.Tensor,
-) -> tuple[dict[str, float], torch.Tensor]:
-    """One gradient step of each critic on the squared error to ``target`` (B,); returns
-    each one's loss (``<name>_loss``) and the last one's Q(s, a), detached."""
-    losses = {}
-    q = target
-    for name, critic in zip(names, critics, strict=True):
-        q = critic(inputs)["q"]
-        loss = F.mse_loss(q, target)
-        critic.train_step(loss)
-        losses[f"{name}_loss"] = loss.item()
-    return losses, q.detach()
-
-
 @contextmanager
 def frozen(networks: list[NetworkWrapper]) -> Iterator[None]:
     """The networks' weights take no gradient inside (an actor's step through the critics)."""
@@ -160,6 +144,39 @@ class ContinuousActorCritic(Agent):
         self.high = torch.as_tensor(space.high, dtype=torch.float32, device=self.device)
         self.critic_updates = 0
         """Gradient steps taken by the critics."""
+
+    def bootstrap_values(self, next_states: dict[str, torch.Tensor]) -> torch.Tensor:
+        """The value of the next states the critics' targets bootstrap from, (B,)."""
+        raise NotImplementedError(f"{type(self).__name__} does not bootstrap")
+
+    def regress_critics(self, b: Batch) -> dict[str, float]:
+        """One gradient step of every critic on the squared error to the one-step TD target
+        ``r + discount * bootstrap_values(s')``; each one's loss (``<name>_loss``) and the
+        last one's mean Q(s, a) (``q_mean``)."""
+        with torch.no_grad():
+            next_values = self.bootstrap_values(b.next_states)
+            target = td_targets(
+                b.rewards, self.params.algorithm.discount, b.terminated, next_values
+            )
+        inputs = with_action(b.states, b.actions.float())
+        losses = {}
+        for name, critic in zip(self.critic_names, self.critics, strict=True):
+            q = critic(inputs)["q"]
+            loss = F.mse_loss(q, target)
+            critic.train_step(loss)
+            losses[f"{name}_loss"] = loss.item()
+        self.critic_updates += 1
+        losses["q_mean"] = q.detach().mean().item()
+        return losses
+
+    def climb_first_critic(self, states: dict[str, torch.Tensor]) -> float:
+        """One gradient step of a deterministic actor up the first critic, maximizing
+        ``Q(s, mu(s))``; the critics take no gradient. Returns the actor's loss."""
+        with frozen(self.critics):
+            actions = self.actor(states)["policy"]
+            loss = -self.critics[0](with_action(states, actions))["q"].mean()
+            self.actor.train_step(loss)
+        return loss.item()
 
     def state_dict(self, include_memory: bool = False) -> dict[str, Any]:
         state = super().state_dict(include_memory)

@@ -27,12 +27,10 @@ from coach.agents.critics import (
     ContinuousActorCritic,
     actor_network,
     critic_network,
-    critic_steps,
-    frozen,
     soft_update,
     with_action,
 )
-from coach.agents.learning import td_targets
+from coach.agents.learning import on_device
 from coach.core.run_phase import RunPhase
 from coach.core.types import ActionInfo, Batch, Observation
 from coach.exploration.additive_noise import AdditiveNoiseParameters
@@ -119,22 +117,11 @@ class DDPGAgent(ContinuousActorCritic):
         return self.critics[0].target_predict(inputs)["q"]
 
     def learn_from_batch(self, batch: Batch) -> dict[str, float]:
-        algorithm = self.params.algorithm
-        b = batch.map(lambda a: torch.as_tensor(a, device=self.device))
-        # The critic regresses on the one-step TD target.
-        with torch.no_grad():
-            next_values = self.bootstrap_values(b.next_states)
-            target = td_targets(b.rewards, algorithm.discount, b.terminated, next_values)
-        inputs = with_action(b.states, b.actions.float())
-        losses, q = critic_steps(self.critics, self.critic_names, inputs, target)
-        self.critic_updates += 1
-        # The actor climbs the critic: maximize Q(s, mu(s)); the critic takes no gradient.
-        with frozen(self.critics):
-            actions = self.actor(b.states)["policy"]
-            actor_loss = -self.critics[0](with_action(b.states, actions))["q"].mean()
-            self.actor.train_step(actor_loss)
-        soft_update([self.actor, *self.critics], algorithm.tau)
-        return {**losses, "q_mean": q.mean().item(), "actor_loss": actor_loss.item()}
+        b = on_device(batch, self.device)
+        losses = self.regress_critics(b)  # the critic on the one-step TD target
+        losses["actor_loss"] = self.climb_first_critic(b.states)  # maximize Q(s, mu(s))
+        soft_update([self.actor, *self.critics], self.params.algorithm.tau)
+        return losses
 
 
 __all__ = [

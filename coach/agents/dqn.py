@@ -26,7 +26,7 @@ from coach.agents.q_learning import (
     replay_mean,
 )
 from coach.core.types import Batch
-from coach.exploration.e_greedy import EGreedy, EGreedyParameters
+from coach.exploration.e_greedy import EGreedyParameters
 from coach.exploration.exploration_policy import ExplorationParameters
 from coach.memories.experience_replay import ExperienceReplayParameters
 from coach.memories.memory import MemoryParameters
@@ -62,11 +62,6 @@ class DQNAgent(QAgent):
     """Deep Q-Network (and Double DQN, n-step Q-learning): TD regression of Q(s, a)."""
 
     params: DQNAgentParameters
-
-    @property
-    def e_greedy(self) -> EGreedy:
-        assert isinstance(self.exploration, EGreedy)
-        return self.exploration
 
     def learn_from_batch(self, batch: Batch) -> dict[str, float]:
         algorithm = self.algorithm

@@ -27,12 +27,11 @@ from coach.agents.critics import (
     ContinuousActorCritic,
     actor_network,
     critic_network,
-    critic_steps,
     frozen,
     soft_update,
     with_action,
 )
-from coach.agents.learning import on_device, td_targets
+from coach.agents.learning import on_device
 from coach.core.run_phase import RunPhase
 from coach.core.types import ActionInfo, Batch, Observation
 from coach.errors import CoachError
@@ -172,14 +171,7 @@ class SACAgent(ContinuousActorCritic):
     def learn_from_batch(self, batch: Batch) -> dict[str, float]:
         algorithm = self.params.algorithm
         b = on_device(batch, self.device)
-        # Both critics regress on the soft target.
-        with torch.no_grad():
-            next_values = self.bootstrap_values(b.next_states)
-            target = td_targets(b.rewards, algorithm.discount, b.terminated, next_values)
-        inputs = with_action(b.states, b.actions.float())
-        losses, q = critic_steps(self.critics, self.critic_names, inputs, target)
-        self.critic_updates += 1
-        losses["q_mean"] = q.mean().item()
+        losses = self.regress_critics(b)  # both on the soft target
         # The actor: alpha log pi(a|s) - min Q(s, a), with a drawn by reparameterization
         # (mean + std * noise: a gradient flows through it); the critics take none.
         with frozen(self.critics):

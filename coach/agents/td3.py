@@ -20,13 +20,11 @@ from coach.agents.critics import (
     ContinuousActorCritic,
     actor_network,
     critic_network,
-    critic_steps,
-    frozen,
     soft_update,
     with_action,
 )
 from coach.agents.ddpg import DDPGAgentParameters, DDPGAlgorithmParameters, DeterministicPolicy
-from coach.agents.learning import on_device, td_targets
+from coach.agents.learning import on_device
 from coach.core.types import Batch
 from coach.networks.parameters import NetworkParameters
 
@@ -102,21 +100,10 @@ class TD3Agent(ContinuousActorCritic):
     def learn_from_batch(self, batch: Batch) -> dict[str, float]:
         algorithm = self.params.algorithm
         b = on_device(batch, self.device)
-        # Both critics regress on the clipped double-Q target.
-        with torch.no_grad():
-            next_values = self.bootstrap_values(b.next_states)
-            target = td_targets(b.rewards, algorithm.discount, b.terminated, next_values)
-        inputs = with_action(b.states, b.actions.float())
-        losses, q = critic_steps(self.critics, self.critic_names, inputs, target)
-        self.critic_updates += 1
-        losses["q_mean"] = q.mean().item()
+        losses = self.regress_critics(b)  # both on the clipped double-Q target
         # Every policy_delay critic steps: the actor climbs the first critic, targets follow.
         if self.critic_updates % algorithm.policy_delay == 0:
-            with frozen(self.critics):
-                actions = self.actor(b.states)["policy"]
-                actor_loss = -self.critics[0](with_action(b.states, actions))["q"].mean()
-                self.actor.train_step(actor_loss)
-            losses["actor_loss"] = actor_loss.item()
+            losses["actor_loss"] = self.climb_first_critic(b.states)
             self.actor_updates += 1
             soft_update([self.actor, *self.critics], algorithm.tau)
         return losses
