@@ -57,13 +57,13 @@ def gradient_rate(name: str, directory: Path, steps: int, heatup: int) -> float:
     graph = _graph(name, directory)
     graph.heatup(EnvironmentSteps(heatup))
     agent = graph.top_level.agent
-    memory = agent.memory
-    assert memory is not None
+    memory, learner = agent.memory, agent.learner
+    assert memory is not None and learner is not None
     batch_size = agent.params.algorithm.batch_size
-    agent.learn_from_batch(memory.sample(batch_size))
+    learner.learn(memory.sample(batch_size))
     start = time.perf_counter()
     for _ in range(steps):
-        agent.learn_from_batch(memory.sample(batch_size))
+        learner.learn(memory.sample(batch_size))
     rate = steps / (time.perf_counter() - start)
     graph.close()
     return rate

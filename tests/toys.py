@@ -11,6 +11,7 @@ from gymnasium import spaces
 
 from coach.agents.acting import Policy
 from coach.agents.agent import Agent, AgentParameters
+from coach.agents.learning import Learner
 from coach.core.run_phase import RunPhase
 from coach.core.types import ActionInfo, EnvResponse, Observation
 from coach.environments.environment import Environment
@@ -94,6 +95,9 @@ class ScriptedAgent(Agent):
             lambda state: ActionInfo(np.full(self.num_envs, self.fixed_action)),
             **self.policy_arguments(),
         )
+
+    def make_learner(self) -> Learner:
+        return Learner(**self.learner_arguments())  # a scripted agent learns nothing
 
     def observe(self, response: EnvResponse) -> None:
         self.observed.append(response)

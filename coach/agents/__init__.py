@@ -1,13 +1,17 @@
-"""Agents: the shared base and one algorithm per module."""
+"""Agents: the shared base (an acting side, `Policy`, and a learning side, `Learner`,
+composed by `Agent`) and one algorithm per module."""
 
+from coach.agents.acting import Policy
 from coach.agents.actor_critic import ActorCriticAgentParameters
-from coach.agents.agent import Agent, AgentParameters, AlgorithmParameters
+from coach.agents.agent import Agent, AgentParameters
+from coach.agents.algorithm import AlgorithmParameters
 from coach.agents.bootstrapped_dqn import BootstrappedDQNAgent, BootstrappedDQNAgentParameters
 from coach.agents.categorical_dqn import CategoricalDQNAgent, CategoricalDQNAgentParameters
 from coach.agents.clipped_ppo import ClippedPPOAgent, ClippedPPOAgentParameters
 from coach.agents.ddpg import DDPGAgent, DDPGAgentParameters
 from coach.agents.ddqn import DDQNAgentParameters
 from coach.agents.dqn import DQNAgent, DQNAgentParameters, DQNAlgorithmParameters
+from coach.agents.learning import Learner
 from coach.agents.n_step_q import NStepQAgentParameters
 from coach.agents.policy_gradients import PolicyGradientsAgent, PolicyGradientsAgentParameters
 from coach.agents.ppo import PPOAgent, PPOAgentParameters
@@ -34,9 +38,11 @@ __all__ = [
     "DQNAgent",
     "DQNAgentParameters",
     "DQNAlgorithmParameters",
+    "Learner",
     "NStepQAgentParameters",
     "PPOAgent",
     "PPOAgentParameters",
+    "Policy",
     "PolicyGradientsAgent",
     "PolicyGradientsAgentParameters",
     "QAgent",

@@ -11,7 +11,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from coach.agents.on_policy import OnPolicyAgentParameters, OnPolicyAlgorithmParameters
+from coach.agents.on_policy import OnPolicyAgentParameters
+from coach.agents.on_policy_learning import OnPolicyAlgorithmParameters
 from coach.agents.policy_gradients import PolicyGradientsAgent
 from coach.memories.memory import MemoryParameters
 from coach.memories.rollout import RolloutParameters

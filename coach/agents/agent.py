@@ -2,11 +2,19 @@
 
 An agent sees its environment only through what its level manager hands it: it acts on its
 current (filtered) state, observes the environment's batched response, stores what it learns
-from, and trains when its own schedule says so. An agent composes its acting side, a
-`Policy` (`coach.agents.acting`: from states to actions, with its exploration), built by
-`make_policy`, and its learning side, written in `learn_from_batch` (one gradient step, top
-to bottom) and `after_training_round`; everything else here is bookkeeping shared by every
-algorithm.
+from, and trains when its own schedule says so. It composes two sides, built once its
+networks are:
+
+- the acting side, a `Policy` (`coach.agents.acting`, built by `make_policy`): from states
+  to actions, with the exploration; what evaluation, dataset recording and rollout workers
+  act with;
+- the learning side, a `Learner` (`coach.agents.learning`, built by `make_learner`): the
+  algorithm's update on a batch, top to bottom, its optimizers and targets. An agent built
+  with ``learns=False`` (a rollout worker's) has none, and no memory, target networks or
+  optimizers either.
+
+Everything else here is bookkeeping shared by every algorithm: filters, the current state,
+storing, the training schedule, counters and checkpoints.
 """
 
 from __future__ import annotations
@@ -21,10 +29,11 @@ from gymnasium import spaces
 
 from coach import validation as check
 from coach.agents.acting import Policy
+from coach.agents.algorithm import AlgorithmParameters
+from coach.agents.learning import Clock, Learner
 from coach.agents.log import AgentLog, NullLog, log_ended_episodes
 from coach.core.run_phase import RunPhase
-from coach.core.step_units import EnvironmentSteps
-from coach.core.types import ActionInfo, Batch, EnvResponse, Observation, Transition
+from coach.core.types import ActionInfo, EnvResponse, Observation, Transition
 from coach.errors import CoachError
 from coach.exploration.exploration_policy import ExplorationParameters
 from coach.filters.pipeline import InputFilter, OutputFilter
@@ -33,39 +42,6 @@ from coach.memories.memory import MemoryParameters
 from coach.networks.network_wrapper import NetworkWrapper
 from coach.networks.parameters import NetworkParameters
 from coach.validation import InvalidParameter
-
-
-@dataclass(slots=True, kw_only=True)
-class AlgorithmParameters:
-    """What every algorithm has: a discount and a rhythm of playing and training."""
-
-    discount: float = 0.99
-    """Discount factor of future rewards."""
-    num_consecutive_playing_steps: EnvironmentSteps = field(
-        default_factory=lambda: EnvironmentSteps(1)
-    )
-    """Env steps (summed over copies) between two training rounds."""
-    num_consecutive_training_steps: int = 1
-    """Gradient steps in one training round."""
-    batch_size: int = 32
-    """Transitions per gradient step."""
-
-    def validate(self) -> None:
-        validate_rhythm(self)
-        check.whole("batch_size", self.batch_size, 1)
-
-
-def validate_rhythm(params: AlgorithmParameters) -> None:
-    """The checks every algorithm shares: the discount, and the rhythm of playing and
-    training (an on-policy batch size follows rules of its own)."""
-    check.number("discount", params.discount, 0, 1)
-    check.steps(
-        "num_consecutive_playing_steps",
-        params.num_consecutive_playing_steps,
-        (EnvironmentSteps,),
-        1,
-    )
-    check.whole("num_consecutive_training_steps", params.num_consecutive_training_steps, 1)
 
 
 @dataclass(slots=True, kw_only=True)
@@ -120,6 +96,9 @@ class Agent:
         seed: Seeds the agent's numpy and torch generators.
         device: Torch device of the networks.
         log: Where the agent reports episodes and scalars.
+        learns: Build the learning side (memory, learner, optimizers, target networks);
+            without it the agent only acts and stores into the memory it is given
+            (a rollout worker's).
     """
 
     def __init__(
@@ -131,8 +110,10 @@ class Agent:
         seed: int,
         device: str | torch.device = "cpu",
         log: AgentLog | None = None,
+        learns: bool = True,
     ) -> None:
         self.params = params
+        self.learns = learns
         self.name = params.name
         self.num_envs = num_envs
         self.rng = np.random.default_rng(seed)
@@ -155,7 +136,7 @@ class Agent:
             params.memory.build(
                 self.observation_space, self.action_space, self.rng, self.memory_extras()
             )
-            if params.memory is not None
+            if params.memory is not None and learns
             else None
         )
         self.exploration = (
@@ -165,7 +146,7 @@ class Agent:
         )
         self.networks = {
             name: NetworkWrapper(
-                p, self._inputs_space(p), self.action_space, self.device, initialization
+                p, self._inputs_space(p), self.action_space, self.device, initialization, learns
             )
             for name, p in params.network_wrappers.items()
         }
@@ -187,6 +168,8 @@ class Agent:
         """Episodes finished in heatup and training."""
         self.policy: Policy = self.make_policy()
         """The acting side: what rollout workers, evaluation and recording act with."""
+        self.learner: Learner | None = self.make_learner() if learns else None
+        """The learning side (none in an agent that only acts)."""
 
     def _inputs_space(self, network: NetworkParameters) -> spaces.Dict:
         """What a network may read: the observation, and the action if it embeds one (the
@@ -212,12 +195,25 @@ class Agent:
             "exploration": self.exploration,
         }
 
-    def learn_from_batch(self, batch: Batch) -> dict[str, float]:
-        """One gradient step on a batch; returns named losses for logging."""
-        raise NotImplementedError
+    def make_learner(self) -> Learner:
+        """The learning side, built after the acting side."""
+        raise NotImplementedError(f"{type(self).__name__} does not make its learner")
 
-    def after_training_round(self) -> None:
-        """Called after each training round (target syncs and the like)."""
+    def learner_arguments(self) -> dict[str, Any]:
+        """What every `Learner` is built with: the networks, memory, space, device,
+        generator and log."""
+        return {
+            "networks": self.networks,
+            "memory": self.memory,
+            "action_space": self.action_space,
+            "device": self.device,
+            "torch_generator": self.torch_generator,
+            "log": self.log,
+        }
+
+    def clock(self) -> Clock:
+        """How far training has come, for the learner."""
+        return Clock(self.training_steps, self.training_env_steps)
 
     def tensors(self, observation: Observation) -> dict[str, torch.Tensor]:
         """A batch of observations as tensors on the agent's device."""
@@ -315,7 +311,7 @@ class Agent:
 
     def train(self) -> int:
         """Run the training rounds that are due; returns the gradient steps taken."""
-        if self.phase is not RunPhase.TRAIN or self.memory is None:
+        if self.phase is not RunPhase.TRAIN or self.memory is None or self.learner is None:
             return 0
         memory = self.memory
         algorithm = self.params.algorithm
@@ -336,23 +332,23 @@ class Agent:
 
     def training_round(self, steps: int) -> dict[str, float]:
         """``steps`` gradient steps on batches sampled from the memory, then the round's
-        bookkeeping (`after_training_round`); returns the mean of each named loss."""
-        assert self.memory is not None
+        bookkeeping (`Learner.end_round`); returns the mean of each named loss."""
+        assert self.memory is not None and self.learner is not None
         totals: dict[str, float] = {}
         for _ in range(steps):
-            losses = self.learn_from_batch(self.memory.sample(self.params.algorithm.batch_size))
+            losses = self.learner.learn(self.memory.sample(self.params.algorithm.batch_size))
             for name, value in losses.items():
                 totals[name] = totals.get(name, 0.0) + value
         self.training_rounds += 1
         self.training_steps += steps
-        self.after_training_round()
+        self.learner.end_round(self.clock())
         return {name: total / steps for name, total in totals.items()}
 
     # -- checkpoints ------------------------------------------------------------------------
 
     def state_dict(self, include_memory: bool = False) -> dict[str, Any]:
-        """Networks, optimizers, filters, exploration, counters, generators and the current
-        state; the memory's contents only when asked."""
+        """Networks, optimizers, filters, the policy (exploration), the learner, counters,
+        generators and the current state; the memory's contents only when asked."""
         return {
             "memory": self.memory.state_dict() if include_memory and self.memory else None,
             "rng": self.rng.bit_generator.state,
@@ -362,6 +358,7 @@ class Agent:
             "input_filter": self.input_filter.state_dict(),
             "output_filter": self.output_filter.state_dict(),
             "policy": self.policy.state_dict(),
+            "learner": self.learner.state_dict() if self.learner is not None else {},
             "counters": {
                 "env_steps": self.env_steps,
                 "training_env_steps": self.training_env_steps,
@@ -390,5 +387,7 @@ class Agent:
         self.input_filter.load_state_dict(state["input_filter"])
         self.output_filter.load_state_dict(state["output_filter"])
         self.policy.load_state_dict(state["policy"])
+        if self.learner is not None:
+            self.learner.load_state_dict(state["learner"])
         for name, value in state["counters"].items():
             setattr(self, name, int(value))

@@ -20,7 +20,9 @@ from gymnasium import spaces
 
 from coach import validation as check
 from coach.agents.acting import Policy
-from coach.agents.agent import Agent, AgentParameters, AlgorithmParameters
+from coach.agents.agent import Agent, AgentParameters
+from coach.agents.algorithm import AlgorithmParameters
+from coach.agents.learning import Learner
 from coach.core.run_phase import RunPhase
 from coach.core.types import ActionInfo, Batch, Observation
 from coach.errors import CoachError
@@ -95,26 +97,43 @@ class BCAgent(Agent):
 
     def __init__(self, params: BCAgentParameters, *args: Any, **kwargs: Any) -> None:
         super().__init__(params, *args, **kwargs)
-        self.network = self.networks["main"]
-        self.discrete = isinstance(self.action_space, spaces.Discrete)
-        head = "logits" if self.discrete else "policy"
         names = [h.name for h in params.network_wrappers["main"].heads]
-        if head not in names:
-            kind = "discrete" if self.discrete else "continuous"
+        if self.head() not in names:
+            kind = "discrete" if isinstance(self.action_space, spaces.Discrete) else "continuous"
             raise CoachError(
-                f"behavioral cloning of {kind} actions needs a {head!r} head in its 'main' "
-                f"network, which has {names}"
+                f"behavioral cloning of {kind} actions needs a {self.head()!r} head in its "
+                f"'main' network, which has {names}"
             )
-        self.head = head
-        self.action_offset = int(getattr(self.action_space, "start", 0))
+
+    def head(self) -> str:
+        """The head that gives the actions: ``logits`` for discrete ones, else ``policy``."""
+        return "logits" if isinstance(self.action_space, spaces.Discrete) else "policy"
 
     def make_policy(self) -> Policy:
-        discrete = isinstance(self.action_space, spaces.Discrete)
-        network, head = self.networks["main"], "logits" if discrete else "policy"
-        return ClonedPolicy(network, head, **self.policy_arguments())
+        return ClonedPolicy(self.networks["main"], self.head(), **self.policy_arguments())
 
-    def learn_from_batch(self, batch: Batch) -> dict[str, float]:
-        states = {k: torch.as_tensor(v, device=self.device) for k, v in batch.states.items()}
+    def make_learner(self) -> Learner:
+        return BCLearner(head=self.head(), **self.learner_arguments())
+
+
+class BCLearner(Learner):
+    """Behavioral cloning's update: the cross entropy of the logged discrete actions, or the
+    squared error to the logged continuous ones.
+
+    Args:
+        head: The head that gives the actions: ``logits`` or ``policy``.
+        **kwargs: `Learner`'s arguments.
+    """
+
+    def __init__(self, head: str, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.network = self.networks["main"]
+        self.head = head
+        self.discrete = isinstance(self.action_space, spaces.Discrete)
+        self.action_offset = int(getattr(self.action_space, "start", 0))
+
+    def learn(self, batch: Batch) -> dict[str, float]:
+        states = self.tensors(batch.states)
         out = self.network(states)[self.head]
         actions = torch.as_tensor(np.asarray(batch.actions), device=self.device)
         if self.discrete:

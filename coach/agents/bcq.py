@@ -11,6 +11,7 @@ plain DDQN; 1 is close to imitating the dataset.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -20,10 +21,11 @@ import torch.nn.functional as F
 from coach import validation as check
 from coach.agents.acting import Policy, QPolicy
 from coach.agents.ddqn import DDQNAgentParameters
-from coach.agents.learning import td_targets
+from coach.agents.learning import Learner, td_targets
 from coach.agents.q_learning import (
     BatchDQNAlgorithmParameters,
     QAgent,
+    QLearner,
     double_q_target_values,
     regression_rows,
     replay_mean,
@@ -31,6 +33,7 @@ from coach.agents.q_learning import (
 from coach.core.types import Batch
 from coach.errors import CoachError
 from coach.networks.heads import CategoricalPolicyHeadParameters
+from coach.networks.network_wrapper import NetworkWrapper
 from coach.networks.parameters import NetworkParameters
 
 
@@ -106,8 +109,42 @@ class DDQNBCQAgent(QAgent):
             **self.policy_arguments(),
         )
 
-    def learn_from_batch(self, batch: Batch) -> dict[str, float]:
-        algorithm = self.params.algorithm
+    def make_learner(self) -> Learner:
+        shared = "logits" in [h.name for h in self.params.network_wrappers["main"].heads]
+        return DDQNBCQLearner(
+            imitation=self.networks["main" if shared else "imitation"],
+            allowed_values=self.acting_values,
+            **self.learner_arguments(),
+        )
+
+
+class DDQNBCQLearner(QLearner):
+    """DDQN-BCQ's update: double Q-learning over the allowed actions, and the behaviour
+    model's cross entropy on the logged actions.
+
+    Args:
+        imitation: The behaviour model: the Q network itself (a ``logits`` head on it) or
+            a network of its own.
+        allowed_values: The Q-values of the actions the behaviour model allows, -inf for
+            the others, given Q-values (B, A) and the states.
+        **kwargs: `QLearner`'s arguments.
+    """
+
+    algorithm: DDQNBCQAlgorithmParameters
+
+    def __init__(
+        self,
+        imitation: NetworkWrapper,
+        allowed_values: Callable[[torch.Tensor, dict[str, torch.Tensor]], torch.Tensor],
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(**kwargs)
+        self.imitation = imitation
+        self.shared = imitation is self.q_network
+        self.allowed_values = allowed_values
+
+    def learn(self, batch: Batch) -> dict[str, float]:
+        algorithm = self.algorithm
         b = self.sampled(batch)
         actions = (b.actions - self.action_offset).long()
         discount = b.extras.get("discount", algorithm.discount)
@@ -116,7 +153,7 @@ class DDQNBCQAgent(QAgent):
         with torch.no_grad():
             # Double Q-learning over the allowed actions: Q_target(s', best allowed a').
             next_values = double_q_target_values(
-                self.q_network, self.action_values, b.next_states, allowed=self.acting_values
+                self.q_network, self.action_values, b.next_states, allowed=self.allowed_values
             )
             target = td_targets(b.rewards, discount, b.terminated, next_values)
         rows = regression_rows(q, target, algorithm.loss, algorithm.huber_delta)

@@ -19,7 +19,8 @@ from gymnasium import spaces
 from coach import validation as check
 from coach.agents.acting import Policy, QPolicy
 from coach.agents.dqn import DQNAgentParameters, DQNAlgorithmParameters
-from coach.agents.q_learning import QAgent, replay_mean
+from coach.agents.learning import Learner
+from coach.agents.q_learning import QAgent, QLearner, replay_mean
 from coach.core.types import ActionInfo, Batch, Transition
 from coach.errors import CoachError
 from coach.exploration.ensemble import BootstrappedParameters
@@ -105,7 +106,24 @@ class BootstrappedDQNAgent(QAgent):
         step.extras["mask"] = masks
         self.memory.store(step)
 
-    def learn_from_batch(self, batch: Batch) -> dict[str, float]:
+    def make_learner(self) -> Learner:
+        return BootstrappedDQNLearner(num_heads=self.num_heads, **self.learner_arguments())
+
+
+class BootstrappedDQNLearner(QLearner):
+    """Bootstrapped DQN's update: every head regressed on its own target, on the rows its
+    mask keeps.
+
+    Args:
+        num_heads: The Q heads, K.
+        **kwargs: `QLearner`'s arguments.
+    """
+
+    def __init__(self, num_heads: int, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.num_heads = num_heads
+
+    def learn(self, batch: Batch) -> dict[str, float]:
         algorithm = self.algorithm
         b = self.sampled(batch)
         actions = (b.actions - self.action_offset).long()

@@ -14,7 +14,8 @@ import torch
 import torch.nn.functional as F
 
 from coach.agents.dqn import DQNAgentParameters
-from coach.agents.q_learning import DQNAlgorithmParameters, QAgent, replay_mean
+from coach.agents.learning import Learner
+from coach.agents.q_learning import DQNAlgorithmParameters, QAgent, QLearner, replay_mean
 from coach.core.types import Batch
 from coach.errors import CoachError
 from coach.networks.heads import CategoricalQHeadParameters
@@ -54,6 +55,11 @@ def project_distribution(
     return projected
 
 
+def support(head: CategoricalQHeadParameters, device: torch.device) -> torch.Tensor:
+    """The returns of a categorical head's atoms, evenly spaced, (N,)."""
+    return torch.linspace(head.v_min, head.v_max, head.num_atoms, device=device)
+
+
 @dataclass(slots=True, kw_only=True)
 class CategoricalDQNAlgorithmParameters(DQNAlgorithmParameters):
     """C51's algorithm parameters (``double_q`` picks the bootstrap action with the online
@@ -91,12 +97,31 @@ class CategoricalDQNAgent(QAgent):
         if not isinstance(head, CategoricalQHeadParameters):
             raise CoachError(f"{type(self).__name__} needs a CategoricalQHeadParameters head")
         super().__init__(params, *args, **kwargs)
-        self.support = torch.linspace(head.v_min, head.v_max, head.num_atoms, device=self.device)
+        self.support = support(head, self.device)
 
     def action_values(self, outputs: dict[str, torch.Tensor]) -> torch.Tensor:
         return (F.softmax(outputs["q"], dim=-1) * self.support).sum(-1)
 
-    def learn_from_batch(self, batch: Batch) -> dict[str, float]:
+    def make_learner(self) -> Learner:
+        head = self.params.network_wrappers["main"].heads[0]
+        assert isinstance(head, CategoricalQHeadParameters)
+        return CategoricalDQNLearner(support=support(head, self.device), **self.learner_arguments())
+
+
+class CategoricalDQNLearner(QLearner):
+    """C51's update: the cross entropy of the predicted return distribution of Q(s, a) to
+    the target distribution projected onto the support.
+
+    Args:
+        support: The atoms' returns, (N,).
+        **kwargs: `QLearner`'s arguments.
+    """
+
+    def __init__(self, support: torch.Tensor, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.support = support
+
+    def learn(self, batch: Batch) -> dict[str, float]:
         b = self.sampled(batch)
         actions = (b.actions - self.action_offset).long()
         discount = b.extras.get("discount", self.algorithm.discount)  # g^k of n-step rows

@@ -16,11 +16,12 @@ from dataclasses import dataclass, field
 import torch
 
 from coach import validation as check
-from coach.agents.on_policy import (
+from coach.agents.learning import Clock, Learner
+from coach.agents.on_policy import OnPolicyAgent, OnPolicyAgentParameters
+from coach.agents.on_policy_learning import (
     LossTotals,
-    OnPolicyAgent,
-    OnPolicyAgentParameters,
     OnPolicyAlgorithmParameters,
+    OnPolicyLearner,
     approx_kl,
     value_error,
 )
@@ -77,10 +78,20 @@ class ClippedPPOAgent(OnPolicyAgent):
 
     params: ClippedPPOAgentParameters
 
-    def learn_from_block(self) -> tuple[int, dict[str, float]]:
-        algorithm = self.params.algorithm
-        self.follow_learning_rate()
-        clip = algorithm.clip_range_schedule.value(self.training_env_steps)
+    def make_learner(self) -> Learner:
+        return ClippedPPOLearner(**self.learner_arguments())
+
+
+class ClippedPPOLearner(OnPolicyLearner):
+    """Clipped PPO's update: epochs of minibatches on the clipped surrogate, the (clipped)
+    value error and the entropy bonus, stopped early past ``target_kl``."""
+
+    algorithm: ClippedPPOAlgorithmParameters
+
+    def learn_block(self, clock: Clock) -> tuple[int, dict[str, float]]:
+        algorithm = self.algorithm
+        self.follow_learning_rate(clock)
+        clip = algorithm.clip_range_schedule.value(clock.training_env_steps)
         self.log.scalar("Loss/clip_range", clip)
         self.compute_advantages()
         losses = LossTotals()

@@ -19,10 +19,11 @@ import torch
 
 from coach import validation as check
 from coach.agents.ddqn import DDQNAgentParameters
-from coach.agents.learning import td_targets
+from coach.agents.learning import Learner, td_targets
 from coach.agents.q_learning import (
     BatchDQNAlgorithmParameters,
     QAgent,
+    QLearner,
     double_q_target_values,
     greedy_target_values,
     regression_rows,
@@ -59,8 +60,18 @@ class CQLAgent(QAgent):
 
     params: CQLAgentParameters
 
-    def learn_from_batch(self, batch: Batch) -> dict[str, float]:
-        algorithm = self.params.algorithm
+    def make_learner(self) -> Learner:
+        return CQLLearner(**self.learner_arguments())
+
+
+class CQLLearner(QLearner):
+    """CQL's update: the double Q-learning TD regression plus ``alpha`` times the
+    conservative term, logsumexp Q(s, .) - Q(s, a)."""
+
+    algorithm: CQLAlgorithmParameters
+
+    def learn(self, batch: Batch) -> dict[str, float]:
+        algorithm = self.algorithm
         b = self.sampled(batch)
         actions = (b.actions - self.action_offset).long()
         all_q = self.action_values(self.q_network(b.states))

@@ -1,9 +1,10 @@
 """What the off-policy actor-critic agents share (DDPG, TD3, SAC and HAC): networks built
-alike, critics that read the action as an input, and the pieces of their updates as
-functions.
+alike, critics that read the action as an input, the pieces of their updates as functions,
+and the family's agent (`ContinuousActorCritic`) and learner (`ActorCriticLearner`) bases.
 
-Each algorithm derives from `ContinuousActorCritic` directly and writes its own
-`learn_from_batch`, top to bottom: none inherits another's (HAC is DDPG's, level by level).
+Each algorithm's agent derives from `ContinuousActorCritic` and its learner from
+`ActorCriticLearner` directly, and its `learn` is the update, top to bottom: none inherits
+another's (HAC is DDPG's, level by level).
 The critic reads the action as one more input (an ``"action"`` input embedder), so one
 `NetworkParameters` describes it like any other network.
 """
@@ -20,8 +21,9 @@ import torch.nn.functional as F
 from gymnasium import spaces
 
 from coach import validation as check
-from coach.agents.agent import Agent, AgentParameters, AlgorithmParameters
-from coach.agents.learning import td_targets
+from coach.agents.agent import Agent, AgentParameters
+from coach.agents.algorithm import AlgorithmParameters
+from coach.agents.learning import Learner, td_targets
 from coach.core.types import Batch
 from coach.errors import CoachError
 from coach.networks.heads import DeterministicPolicyHeadParameters, HeadParameters, VHeadParameters
@@ -112,36 +114,83 @@ def soft_update(networks: list[NetworkWrapper], tau: float) -> None:
 
 
 class ContinuousActorCritic(Agent):
-    """An ``actor`` and the critics named by ``critic_names`` on a 1-d Box of actions.
+    """An ``actor`` and the critics named by ``critic_names`` on a 1-d Box of actions; its
+    learner is an `ActorCriticLearner`.
 
     Attributes:
         actor: The actor network.
-        critics: The critics, in the order of ``critic_names``.
         low, high: The action bounds, on the agent's device.
-        critic_updates: Gradient steps taken by the critics.
     """
 
     critic_names: tuple[str, ...] = ("critic",)
     """The critics the agent trains."""
 
     def __init__(self, params: AgentParameters, *args: Any, **kwargs: Any) -> None:
-        super().__init__(params, *args, **kwargs)
-        space = self.action_space
-        if not isinstance(space, spaces.Box) or len(space.shape) != 1:
-            raise CoachError(
-                f"{type(self).__name__} needs a 1-d Box action space, got {space}; a "
-                f"discrete environment needs a discrete agent"
-            )
-        missing = {"actor", *self.critic_names} - set(self.networks)
+        missing = {"actor", *self.critic_names} - set(params.network_wrappers)
         if missing:
             raise CoachError(
                 f"{type(self).__name__} needs the networks actor and "
                 f"{', '.join(self.critic_names)}; missing {sorted(missing)}"
             )
+        super().__init__(params, *args, **kwargs)
         self.actor = self.networks["actor"]
-        self.critics: list[NetworkWrapper] = [self.networks[n] for n in self.critic_names]
-        self.low = torch.as_tensor(space.low, dtype=torch.float32, device=self.device)
-        self.high = torch.as_tensor(space.high, dtype=torch.float32, device=self.device)
+        self.low, self.high = bounds(self.action_space, self.device, type(self).__name__)
+
+    def learner_arguments(self) -> dict[str, Any]:
+        """`Agent.learner_arguments`, the algorithm and the critics' names."""
+        return {
+            **super().learner_arguments(),
+            "algorithm": self.params.algorithm,
+            "critic_names": self.critic_names,
+            "bounds": bounds(self.action_space, self.device, type(self).__name__),
+        }
+
+
+def bounds(
+    space: spaces.Space, device: torch.device, who: str
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """A 1-d Box's low and high bounds as tensors on ``device``; an error naming ``who``
+    needs them for any other space."""
+    if not isinstance(space, spaces.Box) or len(space.shape) != 1:
+        raise CoachError(
+            f"{who} needs a 1-d Box action space, got {space}; a discrete environment needs a "
+            f"discrete agent"
+        )
+    low = torch.as_tensor(space.low, dtype=torch.float32, device=device)
+    return low, torch.as_tensor(space.high, dtype=torch.float32, device=device)
+
+
+class ActorCriticLearner(Learner):
+    """What the family's learners share: the critics' regression on the one-step TD target
+    from the subclass's `bootstrap_values` (`regress_critics`) and a deterministic actor's
+    climb up the first critic (`climb_first_critic`).
+
+    Args:
+        algorithm: The algorithm's parameters.
+        critic_names: The critics to train, in order.
+        bounds: The action bounds, low and high, on the learner's device.
+        **kwargs: `Learner`'s arguments.
+
+    Attributes:
+        actor: The actor network.
+        critics: The critics, in the order of ``critic_names``.
+        low, high: The action bounds, on the learner's device.
+        critic_updates: Gradient steps taken by the critics.
+    """
+
+    def __init__(
+        self,
+        algorithm: ActorCriticAlgorithmParameters,
+        critic_names: tuple[str, ...],
+        bounds: tuple[torch.Tensor, torch.Tensor],
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(**kwargs)
+        self.algorithm = algorithm
+        self.critic_names = critic_names
+        self.actor = self.networks["actor"]
+        self.critics: list[NetworkWrapper] = [self.networks[n] for n in critic_names]
+        self.low, self.high = bounds
         self.critic_updates = 0
         """Gradient steps taken by the critics."""
 
@@ -155,9 +204,7 @@ class ContinuousActorCritic(Agent):
         last one's mean Q(s, a) (``q_mean``)."""
         with torch.no_grad():
             next_values = self.bootstrap_values(b.next_states)
-            target = td_targets(
-                b.rewards, self.params.algorithm.discount, b.terminated, next_values
-            )
+            target = td_targets(b.rewards, self.algorithm.discount, b.terminated, next_values)
         inputs = with_action(b.states, b.actions.float())
         losses = {}
         for name, critic in zip(self.critic_names, self.critics, strict=True):
@@ -178,7 +225,8 @@ class ContinuousActorCritic(Agent):
             self.actor.train_step(loss)
         return loss.item()
 
-    def state_dict(self, include_memory: bool = False) -> dict[str, Any]:
-        state = super().state_dict(include_memory)
-        state["counters"]["critic_updates"] = self.critic_updates
-        return state
+    def state_dict(self) -> dict[str, Any]:
+        return {"critic_updates": self.critic_updates}
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        self.critic_updates = int(state["critic_updates"])

@@ -24,13 +24,14 @@ from coach.agents.acting import Policy
 from coach.agents.agent import AgentParameters
 from coach.agents.critics import (
     ActorCriticAlgorithmParameters,
+    ActorCriticLearner,
     ContinuousActorCritic,
     actor_network,
     critic_network,
     soft_update,
     with_action,
 )
-from coach.agents.learning import on_device
+from coach.agents.learning import Learner, on_device
 from coach.core.run_phase import RunPhase
 from coach.core.types import ActionInfo, Batch, Observation
 from coach.exploration.additive_noise import AdditiveNoiseParameters
@@ -111,16 +112,24 @@ class DDPGAgent(ContinuousActorCritic):
     def make_policy(self) -> Policy:
         return DeterministicPolicy(self.networks["actor"], **self.policy_arguments())
 
+    def make_learner(self) -> Learner:
+        return DDPGLearner(**self.learner_arguments())
+
+
+class DDPGLearner(ActorCriticLearner):
+    """DDPG's update: the critic on the one-step TD target through the target actor and
+    critic, the actor up the critic, both targets a step closer."""
+
     def bootstrap_values(self, next_states: dict[str, torch.Tensor]) -> torch.Tensor:
         """``Q'(s', mu'(s'))`` (B,): the target critic at the target actor's actions."""
         inputs = with_action(next_states, self.actor.target_predict(next_states)["policy"])
         return self.critics[0].target_predict(inputs)["q"]
 
-    def learn_from_batch(self, batch: Batch) -> dict[str, float]:
+    def learn(self, batch: Batch) -> dict[str, float]:
         b = on_device(batch, self.device)
         losses = self.regress_critics(b)  # the critic on the one-step TD target
         losses["actor_loss"] = self.climb_first_critic(b.states)  # maximize Q(s, mu(s))
-        soft_update([self.actor, *self.critics], self.params.algorithm.tau)
+        soft_update([self.actor, *self.critics], self.algorithm.tau)
         return losses
 
 
@@ -128,6 +137,7 @@ __all__ = [
     "DDPGAgent",
     "DDPGAgentParameters",
     "DDPGAlgorithmParameters",
+    "DDPGLearner",
     "DeterministicPolicy",
     "actor_network",
     "critic_network",

@@ -15,11 +15,12 @@ import torch
 
 from coach import validation as check
 from coach.agents.agent import AgentParameters
-from coach.agents.learning import td_targets
+from coach.agents.learning import Learner, td_targets
 from coach.agents.q_learning import (
     BatchDQNAlgorithmParameters,
     DQNAlgorithmParameters,
     QAgent,
+    QLearner,
     double_q_target_values,
     greedy_target_values,
     regression_rows,
@@ -63,7 +64,14 @@ class DQNAgent(QAgent):
 
     params: DQNAgentParameters
 
-    def learn_from_batch(self, batch: Batch) -> dict[str, float]:
+    def make_learner(self) -> Learner:
+        return DQNLearner(**self.learner_arguments())
+
+
+class DQNLearner(QLearner):
+    """DQN's update: Q(s, a) regressed on the (double, n-step) TD target."""
+
+    def learn(self, batch: Batch) -> dict[str, float]:
         algorithm = self.algorithm
         b = self.sampled(batch)
         actions = (b.actions - self.action_offset).long()
@@ -89,4 +97,5 @@ __all__ = [
     "DQNAgent",
     "DQNAgentParameters",
     "DQNAlgorithmParameters",
+    "DQNLearner",
 ]

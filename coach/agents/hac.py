@@ -32,13 +32,15 @@ from coach.agents.ddpg import (
     DDPGAgent,
     DDPGAgentParameters,
     DDPGAlgorithmParameters,
+    DDPGLearner,
     DeterministicPolicy,
 )
+from coach.agents.learning import Learner
 from coach.core.goals import GoalReward
 from coach.core.run_phase import RunPhase
 from coach.core.types import ActionInfo, Observation, Transition
 from coach.errors import CoachError
-from coach.memories.hierarchical_hindsight import HierarchicalHindsightExperienceReplay
+from coach.memories.hierarchical_hindsight import HierarchicalHindsightExperienceReplayParameters
 from coach.memories.hindsight import EpisodicHindsightExperienceReplayParameters
 from coach.memories.memory import MemoryParameters, TakesSubgoalPenalties
 from coach.networks.network_wrapper import NetworkWrapper
@@ -121,16 +123,15 @@ class HACAgent(DDPGAgent):
         """Whether the level's actions are subgoals for a level below (`join_hierarchy`)."""
         self.subgoal_penalty = -1.0
         """The reward of a missed subgoal test: minus the level's horizon."""
-        self.value_floor: float | None = None
-        """The lowest return of the level's goal rewards (minus its horizon), if bounded."""
-        """Whether the subgoal of the last action is being tested."""
 
     def join_hierarchy(
         self, sets_goals: bool, horizon: int | None, horizon_below: int | None
     ) -> None:
         """Called by the graph: whether this level sets subgoals, its own horizon (actions per
         goal; ``None`` at the top) and that of the level below."""
-        hierarchical = isinstance(self.memory, HierarchicalHindsightExperienceReplay)
+        hierarchical = isinstance(
+            self.params.memory, HierarchicalHindsightExperienceReplayParameters
+        )
         if sets_goals and not hierarchical:
             raise CoachError(
                 f"HAC level {self.name!r} sets subgoals, so its memory must be "
@@ -146,7 +147,8 @@ class HACAgent(DDPGAgent):
         self.sets_goals = sets_goals
         assert isinstance(self.policy, SubgoalTestingPolicy)
         self.policy.sets_goals = sets_goals
-        self.value_floor = -float(horizon) if horizon else None
+        if isinstance(self.learner, HACLearner):
+            self.learner.value_floor = -float(horizon) if horizon else None
         self.subgoal_penalty = -float(horizon or horizon_below or 1)
 
     # -- acting -----------------------------------------------------------------------------
@@ -185,6 +187,20 @@ class HACAgent(DDPGAgent):
                 )
 
     # -- learning ---------------------------------------------------------------------------
+
+    def make_learner(self) -> Learner:
+        return HACLearner(**self.learner_arguments())
+
+
+class HACLearner(DDPGLearner):
+    """A HAC level's update: DDPG's, with target values clipped to the range of returns of
+    the level's goal rewards."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.value_floor: float | None = None
+        """The lowest return of the level's goal rewards (minus its horizon), if bounded
+        (`HACAgent.join_hierarchy`)."""
 
     def bootstrap_values(self, next_states: dict[str, torch.Tensor]) -> torch.Tensor:
         """Target values clipped to the goal rewards' range of returns, ``[-horizon, 0]``."""

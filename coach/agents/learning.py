@@ -1,11 +1,85 @@
-"""Pieces that every learning side uses, as functions: a sampled batch on the device, and
-the one-step TD target."""
+"""An agent's learning side: the `Learner`, and the pieces every learner uses as functions
+(a sampled batch on the device, the one-step TD target).
+
+A learner holds what learning needs and acting does not: the losses, the networks' optimizers
+and target copies it drives, and its own counters (target syncs, delayed actor steps, an
+adaptive coefficient). Its agent builds it (`Agent.make_learner`) and calls it with batches;
+an agent that only acts (a rollout worker's) has none.
+"""
 
 from __future__ import annotations
 
-import torch
+from dataclasses import dataclass
+from typing import Any
 
+import torch
+from gymnasium import spaces
+
+from coach.agents.log import AgentLog
 from coach.core.types import Batch
+from coach.memories.memory import Memory
+from coach.networks.network_wrapper import NetworkWrapper
+
+
+@dataclass(slots=True, frozen=True)
+class Clock:
+    """How far the agent's training has come, for schedules and target syncs."""
+
+    training_steps: int
+    """Gradient steps taken."""
+    training_env_steps: int
+    """Env steps acted in training."""
+
+
+class Learner:
+    """The learning side of an agent: one gradient step on a batch (`learn`, the algorithm's
+    update top to bottom), what follows a training round (`end_round`), and the state of
+    both for checkpoints.
+
+    Args:
+        networks: The agent's networks by name (with their optimizers and targets).
+        memory: The agent's memory (a prioritized one takes new priorities; an on-policy
+            learner reads its block from it).
+        action_space: The agent's action space.
+        device: The networks' device.
+        torch_generator: The agent's torch generator on that device (noise, samples).
+        log: Where the learner reports scalars beyond its losses.
+    """
+
+    def __init__(
+        self,
+        networks: dict[str, NetworkWrapper],
+        memory: Memory | None,
+        action_space: spaces.Space,
+        device: torch.device,
+        torch_generator: torch.Generator,
+        log: AgentLog,
+    ) -> None:
+        self.networks = networks
+        self.memory = memory
+        self.action_space = action_space
+        self.device = device
+        self.torch_generator = torch_generator
+        self.log = log
+
+    def learn(self, batch: Batch) -> dict[str, float]:
+        """One gradient step on a sampled batch; returns named losses for logging."""
+        raise NotImplementedError(f"{type(self).__name__} does not learn from batches")
+
+    def end_round(self, clock: Clock) -> None:
+        """After each training round (target syncs and the like)."""
+
+    def tensors(self, observation: dict[str, Any]) -> dict[str, torch.Tensor]:
+        """A batch of observations as tensors on the learner's device."""
+        return {k: torch.as_tensor(v, device=self.device) for k, v in observation.items()}
+
+    def state_dict(self) -> dict[str, Any]:
+        """The learner's own state (counters, coefficients, their optimizers) for checkpoints;
+        the networks are saved by the agent."""
+        return {}
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        """Restore what `state_dict` returned."""
 
 
 def on_device(batch: Batch, device: torch.device) -> Batch:

@@ -1,10 +1,11 @@
 """What the on-policy agents share: collect T x B rollout blocks with the current policy,
 compute GAE over each full block, learn from it, clear it.
 
-Each algorithm (REINFORCE and A2C, PPO, Clipped PPO) derives from `OnPolicyAgent` directly
-and writes its own `learn_from_block`, top to bottom: its schedules, its epochs of
-minibatches, its losses, from the shared pieces here (`OnPolicyAgent.evaluate`,
-`OnPolicyAgent.descend`, `approx_kl`, `LossTotals`). Discrete actions use a categorical
+This module is the acting and collecting side (`StochasticPolicy`, `OnPolicyAgent`) and the
+agents' parameters; the learning side is `coach.agents.on_policy_learning`. Each algorithm
+(REINFORCE and A2C, PPO, Clipped PPO) has a learner that derives from `OnPolicyLearner`
+directly and writes its own `learn_block`, top to bottom; its agent derives from
+`OnPolicyAgent` and makes that learner. Discrete actions use a categorical
 policy, Box actions a diagonal Gaussian (squashed or clipped into the bounds). The policy
 and the value function share a network (``main``, with a ``policy`` and a ``v`` head) or
 have their own (``actor`` and ``critic``).
@@ -12,7 +13,7 @@ have their own (``actor`` and ``critic``).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -20,12 +21,16 @@ import numpy as np
 import torch
 from gymnasium import spaces
 
-from coach import validation as check
 from coach.agents.acting import Policy
-from coach.agents.agent import Agent, AgentParameters, AlgorithmParameters, validate_rhythm
-from coach.agents.learning import on_device
+from coach.agents.agent import Agent, AgentParameters
+from coach.agents.on_policy_learning import (
+    Distribution,
+    OnPolicyAlgorithmParameters,
+    OnPolicyLearner,
+    actor_and_critic,
+)
 from coach.core.run_phase import RunPhase
-from coach.core.types import ActionInfo, Batch, EnvResponse, Observation, Transition
+from coach.core.types import ActionInfo, EnvResponse, Observation, Transition
 from coach.errors import CoachError
 from coach.memories.memory import MemoryParameters
 from coach.memories.rollout import Rollout, RolloutParameters
@@ -36,38 +41,7 @@ from coach.networks.heads import (
     VHeadParameters,
 )
 from coach.networks.parameters import MiddlewareParameters, NetworkParameters
-from coach.schedules import Schedule
 from coach.validation import InvalidParameter
-
-
-@dataclass(slots=True, kw_only=True)
-class OnPolicyAlgorithmParameters(AlgorithmParameters):
-    """What every on-policy algorithm here shares."""
-
-    gae_lambda: float = 0.95
-    """GAE's lambda (1: Monte Carlo returns)."""
-    epochs: int = 1
-    """Passes over each rollout block."""
-    learning_rate_schedule: Schedule | None = None
-    """The learning rate over training env steps (``None`` keeps the networks' own)."""
-    value_coefficient: float = 0.5
-    """Weight of the value loss."""
-    entropy_coefficient: float = 0.0
-    """Weight of the entropy bonus."""
-    normalize_advantages: bool = True
-    """Standardize the advantages of each minibatch."""
-    squash_actions: bool = False
-    """Box actions: tanh-squash the Gaussian into the bounds (else clip into them)."""
-
-    def validate(self) -> None:
-        validate_rhythm(self)
-        check.whole("batch_size", self.batch_size, 0, why="0: the whole block at once")
-        check.number("gae_lambda", self.gae_lambda, 0, 1)
-        check.whole("epochs", self.epochs, 1)
-        if self.learning_rate_schedule is not None:
-            check.schedule("learning_rate_schedule", self.learning_rate_schedule, 0)
-        check.number("value_coefficient", self.value_coefficient, 0)
-        check.number("entropy_coefficient", self.entropy_coefficient)
 
 
 def actor_critic_networks(
@@ -102,7 +76,6 @@ def default_networks() -> dict[str, NetworkParameters]:
     }
 
 
-Distribution = CategoricalDistribution | GaussianDistribution
 """What an on-policy actor gives for a batch of states."""
 
 
@@ -139,36 +112,6 @@ class OnPolicyAgentParameters(AgentParameters):
                 f"{self.memory.rollout_length} x env copies {num_envs} = {block})",
                 self.algorithm.batch_size,
             )
-
-
-def approx_kl(log_prob: torch.Tensor, old_log_prob: torch.Tensor) -> float:
-    """KL(pi_old || pi) estimated from the logged actions as E[(r - 1) - log r]
-    (Schulman's low-variance estimator), r = pi / pi_old."""
-    with torch.no_grad():
-        log_ratio = log_prob - old_log_prob
-        return ((log_ratio.exp() - 1) - log_ratio).mean().item()
-
-
-def value_error(values: torch.Tensor, returns: torch.Tensor) -> torch.Tensor:
-    """The squared error of the values to the returns, averaged."""
-    return ((values - returns) ** 2).mean()
-
-
-class LossTotals:
-    """Sums of named losses over a block's gradient steps, for their means."""
-
-    def __init__(self) -> None:
-        self.steps = 0
-        self.totals: dict[str, float] = {}
-
-    def add(self, **losses: float) -> None:
-        """One gradient step's losses."""
-        self.steps += 1
-        for name, value in losses.items():
-            self.totals[name] = self.totals.get(name, 0.0) + value
-
-    def means(self) -> dict[str, float]:
-        return {name: total / max(self.steps, 1) for name, total in self.totals.items()}
 
 
 class StochasticPolicy(Policy):
@@ -219,31 +162,34 @@ class StochasticPolicy(Policy):
 
 
 class OnPolicyAgent(Agent):
-    """Collects rollout blocks with its own policy and learns from each block once full."""
+    """Collects rollout blocks with its own policy and, once a block is full, has its
+    learner learn from it (`OnPolicyLearner.learn_block`)."""
 
     params: OnPolicyAgentParameters
 
     def __init__(self, params: OnPolicyAgentParameters, *args: Any, **kwargs: Any) -> None:
-        super().__init__(params, *args, **kwargs)
-        nets = self.networks
-        if "main" in nets:
-            self.actor = self.critic = nets["main"]
-        elif {"actor", "critic"} <= set(nets):
-            self.actor, self.critic = nets["actor"], nets["critic"]
-        else:
+        nets = params.network_wrappers
+        if not ("main" in nets or {"actor", "critic"} <= set(nets)):
             raise CoachError(
                 f"{type(self).__name__} needs a 'main' network, or 'actor' and 'critic'"
             )
-        if not isinstance(self.memory, Rollout):
+        if not isinstance(params.memory, RolloutParameters):
             raise CoachError(
                 f"{type(self).__name__} learns from a rollout block (RolloutParameters)"
             )
-        self.rollout: Rollout = self.memory
+        super().__init__(params, *args, **kwargs)
+        self.actor, self.critic = actor_and_critic(self.networks)
         self.continuous = isinstance(self.action_space, spaces.Box)
         if isinstance(self.action_space, spaces.Box):
             space = self.action_space
             self.low = torch.as_tensor(space.low, dtype=torch.float32, device=self.device)
             self.high = torch.as_tensor(space.high, dtype=torch.float32, device=self.device)
+
+    @property
+    def rollout(self) -> Rollout:
+        """The block being collected: the agent's memory (in a learning agent)."""
+        assert isinstance(self.memory, Rollout), "an acting-only agent stores elsewhere"
+        return self.memory
 
     def memory_extras(self) -> dict[str, spaces.Space]:
         extras: dict[str, spaces.Space] = {
@@ -269,6 +215,16 @@ class OnPolicyAgent(Agent):
     def make_policy(self) -> Policy:
         return StochasticPolicy(self.distribution, self.values, **self.policy_arguments())
 
+    def learner_arguments(self) -> dict[str, Any]:
+        """`Agent.learner_arguments` and the family's: the algorithm, the policy's
+        distribution and the critic's values."""
+        return {
+            **super().learner_arguments(),
+            "algorithm": self.params.algorithm,
+            "distribution": self.distribution,
+            "values": self.values,
+        }
+
     # -- collecting -------------------------------------------------------------------------
 
     def store(self, step: Transition, info: ActionInfo) -> None:
@@ -281,92 +237,27 @@ class OnPolicyAgent(Agent):
     def reset(self, response: EnvResponse) -> None:
         # The episodes in the block stop here: mark the block's last step as truncated, so
         # GAE bootstraps from its successor and does not run on into the new episodes.
-        if self.memory is self.rollout and self.rollout.steps > 0:
-            self.rollout.columns["truncated"][self.rollout.steps - 1] = True
+        rollout = self.memory
+        if isinstance(rollout, Rollout) and rollout.steps > 0:
+            rollout.columns["truncated"][rollout.steps - 1] = True
         super().reset(response)
 
     # -- learning ---------------------------------------------------------------------------
 
     def train(self) -> int:
-        """Learn from the block once it is full (`learn_from_block`), then clear it."""
-        if self.phase is not RunPhase.TRAIN or not self.rollout.full:
+        """Learn from the block once it is full (`OnPolicyLearner.learn_block`), then clear
+        it."""
+        rollout, learner = self.memory, self.learner
+        if self.phase is not RunPhase.TRAIN or not isinstance(rollout, Rollout) or not rollout.full:
             return 0
-        steps, losses = self.learn_from_block()
-        self.rollout.clear()
+        assert isinstance(learner, OnPolicyLearner)
+        steps, losses = learner.learn_block(self.clock())
+        rollout.clear()
         self.training_rounds += 1
         self.training_steps += steps
         for name, value in losses.items():
             self.log.scalar(f"Loss/{name}", value)
         return steps
-
-    def learn_from_block(self) -> tuple[int, dict[str, float]]:
-        """Learn from the full rollout block; returns the gradient steps taken and the mean
-        of each named loss."""
-        raise NotImplementedError(f"{type(self).__name__} does not learn from its blocks")
-
-    def follow_learning_rate(self) -> None:
-        """Set the networks' learning rate from ``learning_rate_schedule``, if there is one."""
-        schedule = self.params.algorithm.learning_rate_schedule
-        if schedule is not None:
-            rate = schedule.value(self.training_env_steps)
-            for net in {id(self.actor): self.actor, id(self.critic): self.critic}.values():
-                for group in net.optimizer.param_groups:
-                    group["lr"] = rate
-
-    def compute_advantages(self) -> None:
-        """GAE over the full block, bootstrapped from the values after its last step and
-        after every truncation in it (`Rollout.compute_advantages`)."""
-        algorithm = self.params.algorithm
-        c = self.rollout.columns
-        with torch.no_grad():
-            # The states after the block's last step (where an episode ended there, the
-            # value is not used): the block's own, wherever it was collected.
-            after = self.tensors({k: v[-1] for k, v in c["next_states"].items()})
-            last = self.values(after).cpu().numpy()
-            final = np.zeros_like(c["rewards"], dtype=np.float64)
-            truncated = np.flatnonzero(c["truncated"].reshape(-1))
-            if len(truncated):
-                t, b = np.divmod(truncated, self.rollout.num_envs)
-                nxt = self.tensors({k: v[t, b] for k, v in c["next_states"].items()})
-                final[t, b] = self.values(nxt).cpu().numpy()
-        self.rollout.compute_advantages(
-            c["extras"]["value"].astype(np.float64), last.astype(np.float64), final,
-            algorithm.discount, algorithm.gae_lambda,
-        )  # fmt: skip
-
-    def minibatches(self) -> Iterator[Batch]:
-        """The block's rows in shuffled minibatches of ``batch_size`` (0: the whole block),
-        as tensors on the agent's device."""
-        size = self.params.algorithm.batch_size or len(self.rollout)
-        for batch in self.rollout.minibatches(size):
-            yield on_device(batch, self.device)
-
-    def evaluate(self, b: Batch) -> tuple[Distribution, torch.Tensor, torch.Tensor]:
-        """For a minibatch: the current policy's distribution, the log-probability of the
-        actions taken (of the pre-squash sample, for a Gaussian) and the advantages
-        (standardized when ``normalize_advantages``)."""
-        dist = self.distribution(b.states)
-        log_prob = dist.log_prob(b.extras["raw_action"] if self.continuous else b.actions)
-        advantages = b.extras["advantages"]
-        if self.params.algorithm.normalize_advantages and len(advantages) > 1:
-            advantages = (advantages - advantages.mean()) / (advantages.std() + 1e-8)
-        return dist, log_prob, advantages
-
-    def descend(
-        self, policy_loss: torch.Tensor, value_loss: torch.Tensor, entropy: torch.Tensor
-    ) -> None:
-        """One gradient step on ``policy + c_v value - c_e entropy``: on the shared network,
-        or the policy's part on the actor and the value's on the critic."""
-        algorithm = self.params.algorithm
-        if self.actor is self.critic:
-            self.actor.train_step(
-                policy_loss
-                + algorithm.value_coefficient * value_loss
-                - algorithm.entropy_coefficient * entropy
-            )
-        else:
-            self.actor.train_step(policy_loss - algorithm.entropy_coefficient * entropy)
-            self.critic.train_step(algorithm.value_coefficient * value_loss)
 
     def state_dict(self, include_memory: bool = False) -> dict[str, Any]:
         # The block in progress is small and part of the policy's data: always kept.

@@ -11,11 +11,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from coach.agents.on_policy import (
+from coach.agents.learning import Clock, Learner
+from coach.agents.on_policy import OnPolicyAgent, OnPolicyAgentParameters
+from coach.agents.on_policy_learning import (
     LossTotals,
-    OnPolicyAgent,
-    OnPolicyAgentParameters,
     OnPolicyAlgorithmParameters,
+    OnPolicyLearner,
     approx_kl,
     value_error,
 )
@@ -54,9 +55,17 @@ class PolicyGradientsAgent(OnPolicyAgent):
     """REINFORCE with a baseline, and A2C: the log-likelihood of each action weighted by its
     advantage, ``-E[log pi(a|s) A] + c_v (V - R)^2 - c_e H``, on every full block."""
 
-    def learn_from_block(self) -> tuple[int, dict[str, float]]:
-        algorithm = self.params.algorithm
-        self.follow_learning_rate()
+    def make_learner(self) -> Learner:
+        return PolicyGradientsLearner(**self.learner_arguments())
+
+
+class PolicyGradientsLearner(OnPolicyLearner):
+    """The policy-gradient update: every epoch over the block's minibatches, one step on
+    ``-E[log pi(a|s) A] + c_v (V - R)^2 - c_e H``."""
+
+    def learn_block(self, clock: Clock) -> tuple[int, dict[str, float]]:
+        algorithm = self.algorithm
+        self.follow_learning_rate(clock)
         self.compute_advantages()
         losses = LossTotals()
         for _ in range(algorithm.epochs):

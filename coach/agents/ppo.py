@@ -12,11 +12,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from coach import validation as check
-from coach.agents.on_policy import (
+from coach.agents.learning import Clock, Learner
+from coach.agents.on_policy import OnPolicyAgent, OnPolicyAgentParameters
+from coach.agents.on_policy_learning import (
     LossTotals,
-    OnPolicyAgent,
-    OnPolicyAgentParameters,
     OnPolicyAlgorithmParameters,
+    OnPolicyLearner,
     approx_kl,
     value_error,
 )
@@ -51,17 +52,26 @@ class PPOAgentParameters(OnPolicyAgentParameters):
 
 
 class PPOAgent(OnPolicyAgent):
-    """The KL-penalized surrogate, with beta adapted after every block."""
+    """PPO with the KL-penalized surrogate."""
 
     params: PPOAgentParameters
 
-    def __init__(self, params: PPOAgentParameters, *args: Any, **kwargs: Any) -> None:
-        super().__init__(params, *args, **kwargs)
-        self.kl_coefficient = params.algorithm.initial_kl_coefficient
+    def make_learner(self) -> Learner:
+        return PPOLearner(**self.learner_arguments())
 
-    def learn_from_block(self) -> tuple[int, dict[str, float]]:
-        algorithm = self.params.algorithm
-        self.follow_learning_rate()
+
+class PPOLearner(OnPolicyLearner):
+    """The KL-penalized surrogate, with beta adapted after every block."""
+
+    algorithm: PPOAlgorithmParameters
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.kl_coefficient = self.algorithm.initial_kl_coefficient
+
+    def learn_block(self, clock: Clock) -> tuple[int, dict[str, float]]:
+        algorithm = self.algorithm
+        self.follow_learning_rate(clock)
         self.compute_advantages()
         losses = LossTotals()
         for _ in range(algorithm.epochs):
@@ -90,11 +100,8 @@ class PPOAgent(OnPolicyAgent):
             self.log.scalar("Loss/kl_coefficient", self.kl_coefficient)
         return losses.steps, losses.means()
 
-    def state_dict(self, include_memory: bool = False) -> dict[str, Any]:
-        state = super().state_dict(include_memory)
-        state["kl_coefficient"] = self.kl_coefficient
-        return state
+    def state_dict(self) -> dict[str, Any]:
+        return {"kl_coefficient": self.kl_coefficient}
 
-    def load_state_dict(self, state: dict[str, Any], episodes_in_flight: bool = True) -> None:
-        super().load_state_dict(state, episodes_in_flight)
+    def load_state_dict(self, state: dict[str, Any]) -> None:
         self.kl_coefficient = float(state["kl_coefficient"])

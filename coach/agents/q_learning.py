@@ -1,9 +1,10 @@
 """What the value-based agents share: their algorithm parameters, the pieces of a Q-learning
-update as functions, and `QAgent`, the family's common acting, storing and target syncing.
+update as functions, `QAgent`, the family's common acting and storing, and `QLearner`, its
+common learning state (the Q network, noisy resampling, target syncs).
 
-Each algorithm (`DQNAgent`, `CategoricalDQNAgent`, `QRDQNAgent`, `BootstrappedDQNAgent`,
-`CQLAgent`, `DDQNBCQAgent`) derives from `QAgent` directly and writes its own
-`learn_from_batch`, top to bottom, from these functions: no algorithm inherits another's.
+Each algorithm (DQN, C51, QR-DQN, Bootstrapped DQN, CQL, DDQN-BCQ) has an agent that derives
+from `QAgent` directly and a learner that derives from `QLearner` directly, whose `learn`
+is the update, top to bottom, from these functions: no algorithm inherits another's.
 
 - n-step returns (``n_step > 1``): the last n steps of each env copy wait in an accumulator
   and leave as one transition with its own discount ``g^k`` (`coach.memories.n_step`);
@@ -26,8 +27,9 @@ from gymnasium import spaces
 
 from coach import validation as check
 from coach.agents.acting import Policy, QPolicy
-from coach.agents.agent import Agent, AgentParameters, AlgorithmParameters
-from coach.agents.learning import on_device
+from coach.agents.agent import Agent, AgentParameters
+from coach.agents.algorithm import AlgorithmParameters
+from coach.agents.learning import Clock, Learner, on_device
 from coach.core.run_phase import RunPhase
 from coach.core.step_units import EnvironmentSteps, TrainingSteps
 from coach.core.types import ActionInfo, Batch, EnvResponse, Observation, Transition
@@ -152,8 +154,8 @@ def double_q_target_values(
 
 class QAgent(Agent):
     """What every value-based agent does alike: act on Q-values through its exploration,
-    store (n-step) transitions, sync its target network, evaluate its policy off-policy. Its
-    algorithm is in the subclass's `learn_from_batch`.
+    store (n-step) transitions, evaluate its policy off-policy. Its algorithm is in the
+    learner its subclass makes (`make_learner`).
 
     The Q network is ``main``; ``algorithm`` must be `DQNAlgorithmParameters` (or derived).
     """
@@ -172,14 +174,22 @@ class QAgent(Agent):
         self.algorithm: DQNAlgorithmParameters = algorithm
         super().__init__(params, *args, **kwargs)
         self.q_network = self.networks["main"]
-        self.action_offset = int(getattr(self.action_space, "start", 0))
-        self.target_syncs = 0
         self.n_step = (
             NStepAccumulator(algorithm.n_step, algorithm.discount, self.num_envs)
             if algorithm.n_step > 1
             else None
         )
-        self.noisy = isinstance(self.policy, QPolicy) and self.policy.noisy
+
+    def learner_arguments(self) -> dict[str, Any]:
+        """`Agent.learner_arguments` and the family's: the algorithm, the Q-values of the
+        network's outputs, and whether the network draws noise."""
+        noisy = isinstance(self.policy, QPolicy) and self.policy.noisy
+        return {
+            **super().learner_arguments(),
+            "algorithm": self.algorithm,
+            "action_values": self.action_values,
+            "noisy": noisy,
+        }
 
     def memory_extras(self) -> dict[str, spaces.Space]:
         if self.algorithm.n_step > 1:  # each transition's own g^k
@@ -233,32 +243,10 @@ class QAgent(Agent):
                 self.memory.store(ready)
         super().reset(response)
 
-    # -- learning ---------------------------------------------------------------------------
-
-    def sampled(self, batch: Batch) -> Batch:
-        """A sampled batch on the agent's device, with new noise drawn for noisy networks
-        (online and target) first."""
-        if self.noisy:
-            self.q_network.online.reset_noise(self.torch_generator)
-            if self.q_network.target is not None:
-                self.q_network.target.reset_noise(self.torch_generator)
-        return on_device(batch, self.device)
-
-    def after_training_round(self) -> None:
-        period = self.algorithm.num_steps_between_copying_online_weights_to_target
-        clock = (
-            self.training_steps if isinstance(period, TrainingSteps) else self.training_env_steps
-        )
-        due = clock // max(period.num_steps, 1)
-        if due > self.target_syncs:
-            self.q_network.update_target(self.algorithm.target_update_rate)
-            self.target_syncs = int(due)
-
     # -- checkpoints ------------------------------------------------------------------------
 
     def state_dict(self, include_memory: bool = False) -> dict[str, Any]:
         state = super().state_dict(include_memory)
-        state["counters"]["target_syncs"] = self.target_syncs
         state["n_step"] = self.n_step.state_dict() if self.n_step is not None else None
         return state
 
@@ -266,3 +254,57 @@ class QAgent(Agent):
         super().load_state_dict(state, episodes_in_flight)
         if self.n_step is not None and state.get("n_step") is not None and episodes_in_flight:
             self.n_step.load_state_dict(state["n_step"])
+
+
+class QLearner(Learner):
+    """What every value-based learner shares: the Q network (``main``), its outputs'
+    Q-values, new noise for noisy networks before each step (`sampled`), and the target
+    syncs after each round (`end_round`). The algorithm's update is the subclass's `learn`.
+
+    Args:
+        algorithm: The algorithm's parameters.
+        action_values: Q-values (B, A) from the Q network's outputs.
+        noisy: The Q network has noisy layers.
+        **kwargs: `Learner`'s arguments.
+    """
+
+    def __init__(
+        self,
+        algorithm: DQNAlgorithmParameters,
+        action_values: QValues,
+        noisy: bool = False,
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(**kwargs)
+        self.algorithm = algorithm
+        self.q_network = self.networks["main"]
+        self.action_values = action_values
+        self.noisy = noisy
+        self.action_offset = int(getattr(self.action_space, "start", 0))
+        self.target_syncs = 0
+        """Target syncs so far."""
+
+    def sampled(self, batch: Batch) -> Batch:
+        """A sampled batch on the learner's device, with new noise drawn for noisy networks
+        (online and target) first."""
+        if self.noisy:
+            self.q_network.online.reset_noise(self.torch_generator)
+            if self.q_network.target is not None:
+                self.q_network.target.reset_noise(self.torch_generator)
+        return on_device(batch, self.device)
+
+    def end_round(self, clock: Clock) -> None:
+        period = self.algorithm.num_steps_between_copying_online_weights_to_target
+        now = (
+            clock.training_steps if isinstance(period, TrainingSteps) else clock.training_env_steps
+        )
+        due = now // max(period.num_steps, 1)
+        if due > self.target_syncs:
+            self.q_network.update_target(self.algorithm.target_update_rate)
+            self.target_syncs = int(due)
+
+    def state_dict(self) -> dict[str, Any]:
+        return {"target_syncs": self.target_syncs}
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        self.target_syncs = int(state["target_syncs"])

@@ -13,7 +13,8 @@ from typing import Any
 import torch
 
 from coach.agents.dqn import DQNAgentParameters, DQNAlgorithmParameters
-from coach.agents.q_learning import QAgent, replay_mean
+from coach.agents.learning import Learner
+from coach.agents.q_learning import QAgent, QLearner, replay_mean
 from coach.core.types import Batch
 from coach.errors import CoachError
 from coach.networks.heads import QuantileQHeadParameters
@@ -77,13 +78,31 @@ class QRDQNAgent(QAgent):
         if not isinstance(head, QuantileQHeadParameters):
             raise CoachError(f"{type(self).__name__} needs a QuantileQHeadParameters head")
         super().__init__(params, *args, **kwargs)
-        n = head.num_quantiles
-        self.taus = (2 * torch.arange(n, device=self.device, dtype=torch.float32) + 1) / (2 * n)
 
     def action_values(self, outputs: dict[str, torch.Tensor]) -> torch.Tensor:
         return outputs["q"].mean(-1)
 
-    def learn_from_batch(self, batch: Batch) -> dict[str, float]:
+    def make_learner(self) -> Learner:
+        head = self.params.network_wrappers["main"].heads[0]
+        assert isinstance(head, QuantileQHeadParameters)
+        return QRDQNLearner(num_quantiles=head.num_quantiles, **self.learner_arguments())
+
+
+class QRDQNLearner(QLearner):
+    """QR-DQN's update: the quantile Huber loss of Q(s, a)'s quantiles to the target's.
+
+    Args:
+        num_quantiles: Quantiles per action.
+        **kwargs: `QLearner`'s arguments.
+    """
+
+    def __init__(self, num_quantiles: int, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        n = num_quantiles
+        self.taus = (2 * torch.arange(n, device=self.device, dtype=torch.float32) + 1) / (2 * n)
+        """The quantiles' midpoints, (N,)."""
+
+    def learn(self, batch: Batch) -> dict[str, float]:
         b = self.sampled(batch)
         actions = (b.actions - self.action_offset).long()
         discount = b.extras.get("discount", self.algorithm.discount)  # g^k of n-step rows

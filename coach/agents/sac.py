@@ -24,6 +24,7 @@ from coach.agents.acting import Policy
 from coach.agents.agent import AgentParameters
 from coach.agents.critics import (
     ActorCriticAlgorithmParameters,
+    ActorCriticLearner,
     ContinuousActorCritic,
     actor_network,
     critic_network,
@@ -31,7 +32,7 @@ from coach.agents.critics import (
     soft_update,
     with_action,
 )
-from coach.agents.learning import on_device
+from coach.agents.learning import Learner, on_device
 from coach.core.run_phase import RunPhase
 from coach.core.types import ActionInfo, Batch, Observation
 from coach.errors import CoachError
@@ -129,10 +130,43 @@ class SACAgent(ContinuousActorCritic):
     critic_names = ("critic_1", "critic_2")
 
     def __init__(self, params: SACAgentParameters, *args: Any, **kwargs: Any) -> None:
-        super().__init__(params, *args, **kwargs)
-        if self.actor.target is not None:
+        actor = params.network_wrappers.get("actor")
+        if actor is not None and actor.create_target_network:
             raise CoachError("SAC's actor has no target network (create_target_network=False)")
-        algorithm = params.algorithm
+        super().__init__(params, *args, **kwargs)
+
+    def distribution(self, states: dict[str, torch.Tensor]) -> GaussianDistribution:
+        """The actor's squashed Gaussian for a batch of states."""
+        out = self.actor(states)["policy"]
+        return GaussianDistribution(out[:, 0], out[:, 1], self.low, self.high, squash=True)
+
+    def make_policy(self) -> Policy:
+        return SamplingPolicy(self.distribution, **self.policy_arguments())
+
+    def make_learner(self) -> Learner:
+        return SACLearner(distribution=self.distribution, **self.learner_arguments())
+
+
+class SACLearner(ActorCriticLearner):
+    """SAC's update: both critics on the soft target, the actor on ``alpha log pi - min Q``
+    through a reparameterized sample, the temperature towards the target entropy, the
+    critics' targets a step closer.
+
+    Args:
+        distribution: The actor's squashed Gaussian for a batch of states.
+        **kwargs: `ActorCriticLearner`'s arguments.
+    """
+
+    algorithm: SACAlgorithmParameters
+
+    def __init__(
+        self,
+        distribution: Callable[[dict[str, torch.Tensor]], GaussianDistribution],
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(**kwargs)
+        self.distribution = distribution
+        algorithm = self.algorithm
         dims = int(np.prod(self.action_space.shape or ()))
         self.target_entropy = (
             float(-dims) if algorithm.target_entropy is None else algorithm.target_entropy
@@ -148,18 +182,6 @@ class SACAgent(ContinuousActorCritic):
     def alpha(self) -> float:
         return float(self.log_alpha.detach().exp())
 
-    def distribution(self, states: dict[str, torch.Tensor]) -> GaussianDistribution:
-        """The actor's squashed Gaussian for a batch of states."""
-        out = self.actor(states)["policy"]
-        return GaussianDistribution(out[:, 0], out[:, 1], self.low, self.high, squash=True)
-
-    # -- acting -----------------------------------------------------------------------------
-
-    def make_policy(self) -> Policy:
-        return SamplingPolicy(self.distribution, **self.policy_arguments())
-
-    # -- learning ---------------------------------------------------------------------------
-
     def bootstrap_values(self, next_states: dict[str, torch.Tensor]) -> torch.Tensor:
         """The soft value of the next states: ``min Q'(s', a') - alpha log pi(a'|s')``."""
         distribution = self.distribution(next_states)
@@ -168,8 +190,8 @@ class SACAgent(ContinuousActorCritic):
         q = torch.minimum(*(critic.target_predict(inputs)["q"] for critic in self.critics))
         return q - self.alpha * distribution.log_prob(u)
 
-    def learn_from_batch(self, batch: Batch) -> dict[str, float]:
-        algorithm = self.params.algorithm
+    def learn(self, batch: Batch) -> dict[str, float]:
+        algorithm = self.algorithm
         b = on_device(batch, self.device)
         losses = self.regress_critics(b)  # both on the soft target
         # The actor: alpha log pi(a|s) - min Q(s, a), with a drawn by reparameterization
@@ -196,19 +218,16 @@ class SACAgent(ContinuousActorCritic):
         soft_update(self.critics, algorithm.tau)  # the actor has no target
         return losses
 
-    # -- checkpoints ------------------------------------------------------------------------
-
-    def state_dict(self, include_memory: bool = False) -> dict[str, Any]:
-        state = super().state_dict(include_memory)
-        state["temperature"] = {
+    def state_dict(self) -> dict[str, Any]:
+        return {
+            **super().state_dict(),
             "log_alpha": self.log_alpha.detach().clone(),
-            "optimizer": self.alpha_optimizer.state_dict(),
+            "temperature_optimizer": self.alpha_optimizer.state_dict(),
         }
-        return state
 
-    def load_state_dict(self, state: dict[str, Any], episodes_in_flight: bool = True) -> None:
-        super().load_state_dict(state, episodes_in_flight)
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        super().load_state_dict(state)
         with torch.no_grad():
-            self.log_alpha.copy_(state["temperature"]["log_alpha"])
+            self.log_alpha.copy_(state["log_alpha"])
         # A copy: torch's optimizer would otherwise share the moment tensors it was given.
-        self.alpha_optimizer.load_state_dict(copy.deepcopy(state["temperature"]["optimizer"]))
+        self.alpha_optimizer.load_state_dict(copy.deepcopy(state["temperature_optimizer"]))

@@ -17,6 +17,7 @@ import torch
 from coach import validation as check
 from coach.agents.acting import Policy
 from coach.agents.critics import (
+    ActorCriticLearner,
     ContinuousActorCritic,
     actor_network,
     critic_network,
@@ -24,7 +25,7 @@ from coach.agents.critics import (
     with_action,
 )
 from coach.agents.ddpg import DDPGAgentParameters, DDPGAlgorithmParameters, DeterministicPolicy
-from coach.agents.learning import on_device
+from coach.agents.learning import Learner, on_device
 from coach.core.types import Batch
 from coach.networks.parameters import NetworkParameters
 
@@ -73,18 +74,29 @@ class TD3Agent(ContinuousActorCritic):
 
     critic_names = ("critic_1", "critic_2")
 
-    def __init__(self, params: TD3AgentParameters, *args: Any, **kwargs: Any) -> None:
-        super().__init__(params, *args, **kwargs)
+    def make_policy(self) -> Policy:
+        return DeterministicPolicy(self.networks["actor"], **self.policy_arguments())
+
+    def make_learner(self) -> Learner:
+        return TD3Learner(**self.learner_arguments())
+
+
+class TD3Learner(ActorCriticLearner):
+    """TD3's update: both critics on the clipped double-Q target at smoothed target actions;
+    every ``policy_delay`` critic steps, the actor up the first critic and the targets a
+    step closer."""
+
+    algorithm: TD3AlgorithmParameters
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
         self.half_range = (self.high - self.low) / 2
         self.actor_updates = 0
         """Gradient steps taken by the actor (one per ``policy_delay`` critic steps)."""
 
-    def make_policy(self) -> Policy:
-        return DeterministicPolicy(self.networks["actor"], **self.policy_arguments())
-
     def next_actions(self, next_states: dict[str, torch.Tensor]) -> torch.Tensor:
         """The target actor's actions with clipped Gaussian noise, kept in the bounds."""
-        algorithm = self.params.algorithm
+        algorithm = self.algorithm
         actions = self.actor.target_predict(next_states)["policy"]
         noise = torch.randn(actions.shape, generator=self.torch_generator, device=self.device)
         clip = algorithm.target_noise_clip
@@ -97,8 +109,8 @@ class TD3Agent(ContinuousActorCritic):
         first, second = (critic.target_predict(inputs)["q"] for critic in self.critics)
         return torch.minimum(first, second)
 
-    def learn_from_batch(self, batch: Batch) -> dict[str, float]:
-        algorithm = self.params.algorithm
+    def learn(self, batch: Batch) -> dict[str, float]:
+        algorithm = self.algorithm
         b = on_device(batch, self.device)
         losses = self.regress_critics(b)  # both on the clipped double-Q target
         # Every policy_delay critic steps: the actor climbs the first critic, targets follow.
@@ -108,7 +120,9 @@ class TD3Agent(ContinuousActorCritic):
             soft_update([self.actor, *self.critics], algorithm.tau)
         return losses
 
-    def state_dict(self, include_memory: bool = False) -> dict[str, Any]:
-        state = super().state_dict(include_memory)
-        state["counters"]["actor_updates"] = self.actor_updates
-        return state
+    def state_dict(self) -> dict[str, Any]:
+        return {**super().state_dict(), "actor_updates": self.actor_updates}
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        super().load_state_dict(state)
+        self.actor_updates = int(state["actor_updates"])

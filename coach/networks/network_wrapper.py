@@ -1,4 +1,9 @@
-"""An online network, its optional target copy, and its optimizer."""
+"""An online network, its optional target copy, and its optimizer.
+
+The online weights are what acting reads; the target copy and the optimizer belong to
+learning, and an agent that only acts (a rollout worker's) builds its networks without
+them (``learning=False``).
+"""
 
 from __future__ import annotations
 
@@ -21,6 +26,8 @@ class NetworkWrapper:
         action_space: The agent's action space.
         device: Where the tensors live.
         generator: Torch generator for the initial weights.
+        learning: Build the target copy (if the parameters ask for one) and the optimizer;
+            without them the network only acts.
     """
 
     def __init__(
@@ -30,6 +37,7 @@ class NetworkWrapper:
         action_space: spaces.Space[Any],
         device: torch.device,
         generator: torch.Generator,
+        learning: bool = True,
     ) -> None:
         self.params = params
         self.device = device
@@ -39,6 +47,9 @@ class NetworkWrapper:
         self.target: Model | None = None
         self._online_tensors: list[torch.Tensor] = []
         self._target_tensors: list[torch.Tensor] = []
+        self.optimizer: torch.optim.Optimizer | None = None
+        if not learning:
+            return
         if params.create_target_network:
             self.target = copy.deepcopy(self.online)
             self.target.requires_grad_(False)
@@ -65,6 +76,7 @@ class NetworkWrapper:
 
     def train_step(self, loss: torch.Tensor) -> float:
         """One gradient step on ``loss``; returns the gradient norm before clipping."""
+        assert self.optimizer is not None, "an acting-only network does not learn"
         self.optimizer.zero_grad(set_to_none=True)
         loss.backward()
         max_norm = self.params.gradient_clip_norm
@@ -86,14 +98,17 @@ class NetworkWrapper:
             torch._foreach_lerp_(self._target_tensors, self._online_tensors, tau)
 
     def state_dict(self) -> dict[str, Any]:
-        state = {"online": self.online.state_dict(), "optimizer": self.optimizer.state_dict()}
+        state: dict[str, Any] = {"online": self.online.state_dict()}
+        if self.optimizer is not None:
+            state["optimizer"] = self.optimizer.state_dict()
         if self.target is not None:
             state["target"] = self.target.state_dict()
         return state
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
         self.online.load_state_dict(state["online"])
-        # A copy: torch's optimizer would otherwise share the moment tensors it was given.
-        self.optimizer.load_state_dict(copy.deepcopy(state["optimizer"]))
+        if self.optimizer is not None:
+            # A copy: torch's optimizer would otherwise share the moment tensors it was given.
+            self.optimizer.load_state_dict(copy.deepcopy(state["optimizer"]))
         if self.target is not None:
             self.target.load_state_dict(state["target"])

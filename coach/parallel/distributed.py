@@ -211,7 +211,9 @@ class DistributedGraphManager(GraphManager):
         """One block from every worker with the same policy; learn from them together."""
         assert self.pool is not None and self.blocks is not None
         agent = self.agent
-        length = agent.rollout.length
+        rollout = agent.memory
+        assert isinstance(rollout, Rollout)
+        length = rollout.length
         steps = length * self.environment.num_envs if self.environment is not None else length
         ranks = self.pool.idle()
         for rank in ranks:

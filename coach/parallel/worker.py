@@ -2,9 +2,10 @@
 
 The same class runs in a local process (`coach.parallel.local`) and in a Ray actor
 (`coach.parallel.ray_workers`); it knows neither. The learner sends it policy snapshots and
-asks it for blocks of steps; the worker's agent stores its steps into an `Outbox` instead of
-a memory, and the block carries them back as the keyword arguments of `Memory.store` calls,
-with the episodes that finished and the scalars the agent logged.
+asks it for blocks of steps. The worker's agent is built to act only (``learns=False``: its
+policy and filters, no learner, no memory, no optimizers or target networks); it stores its
+steps into an `Outbox`, and the block carries them back as the records of its
+`Memory.store` calls, with the episodes that finished and the scalars the agent logged.
 """
 
 from __future__ import annotations
@@ -35,7 +36,7 @@ class WorkerSpec:
     """Everything a worker is built from; it travels to the worker's process."""
 
     agent_params: AgentParameters
-    """The agent (its memory is replaced by an `Outbox`)."""
+    """The agent (built to act only; it stores into an `Outbox`)."""
     env_params: GymEnvironmentParameters
     """The environment, ``num_envs`` copies per worker."""
     seed: int
@@ -195,6 +196,7 @@ class RolloutWorker:
                 self.environment.num_envs,
                 seed=spec.seed,
                 log=self._log,
+                learns=False,
             )
             self.outbox = Outbox()
             # The learner owns the memory: this copy's steps go to it.

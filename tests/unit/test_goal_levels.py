@@ -8,6 +8,7 @@ from gymnasium import spaces
 
 from coach.agents.acting import Policy
 from coach.agents.agent import Agent, AgentParameters
+from coach.agents.learning import Learner
 from coach.core.goals import GoalReward
 from coach.core.run_phase import RunPhase
 from coach.core.types import ActionInfo, EnvResponse, Observation
@@ -71,6 +72,9 @@ class Scripted(Agent):
 
     def make_policy(self) -> Policy:
         return ScriptedPolicy(self.choose, **self.policy_arguments())
+
+    def make_learner(self) -> Learner:
+        return Learner(**self.learner_arguments())  # a scripted agent learns nothing
 
     def choose(self, state: Observation) -> ActionInfo:
         if self.offset is None:

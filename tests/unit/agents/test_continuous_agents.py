@@ -77,7 +77,7 @@ AGENTS = [DDPGAgentParameters, TD3AgentParameters, SACAgentParameters]
 @pytest.mark.parametrize("params_class", AGENTS)
 def test_the_critics_read_the_state_and_the_action(params_class: type) -> None:
     agent = _agent(params_class())
-    for critic in agent.critics:
+    for critic in agent.learner.critics:
         assert critic.online.input_keys == ["observation", "action"]
         state = {"observation": torch.zeros(4, 3)}
         a = critic({**state, "action": torch.zeros(4, 2)})["q"]
@@ -103,25 +103,27 @@ def test_ddpg_critic_target_is_the_one_step_td_target() -> None:
         b = batch.map(torch.as_tensor)
         with torch.no_grad():
             next_actions = agent.actor.target_predict(b.next_states)["policy"]
-            target_q = agent.critics[0].target_predict({**b.next_states, "action": next_actions})
+            target_q = agent.learner.critics[0].target_predict(
+                {**b.next_states, "action": next_actions}
+            )
             expected = b.rewards + 0.99 * (0.0 if terminated else 1.0) * target_q["q"]
-            q = agent.critics[0]({**b.states, "action": b.actions})["q"]
-        loss = agent.learn_from_batch(batch)["critic_loss"]
+            q = agent.learner.critics[0]({**b.states, "action": b.actions})["q"]
+        loss = agent.learner.learn(batch)["critic_loss"]
         assert loss == pytest.approx(float(((q - expected) ** 2).mean()), rel=1e-5)
 
 
 def test_an_actor_step_through_frozen_critics_leaves_them_alone() -> None:
     agent = _agent(DDPGAgentParameters())
-    critic_before = _weights(agent.critics[0].online)
+    critic_before = _weights(agent.learner.critics[0].online)
     b = _batch().map(torch.as_tensor)
-    agent.critics[0].online.zero_grad(set_to_none=True)
-    with frozen(agent.critics):
+    agent.learner.critics[0].online.zero_grad(set_to_none=True)
+    with frozen(agent.learner.critics):
         actions = agent.actor(b.states)["policy"]
-        loss = -agent.critics[0](with_action(b.states, actions))["q"].mean()
+        loss = -agent.learner.critics[0](with_action(b.states, actions))["q"].mean()
         agent.actor.train_step(loss)
-    assert all(p.grad is None for p in agent.critics[0].online.parameters())
-    assert torch.equal(_weights(agent.critics[0].online), critic_before)
-    assert all(p.requires_grad for p in agent.critics[0].online.parameters())
+    assert all(p.grad is None for p in agent.learner.critics[0].online.parameters())
+    assert torch.equal(_weights(agent.learner.critics[0].online), critic_before)
+    assert all(p.requires_grad for p in agent.learner.critics[0].online.parameters())
 
 
 def test_ddpg_targets_move_by_tau_after_each_step() -> None:
@@ -130,7 +132,7 @@ def test_ddpg_targets_move_by_tau_after_each_step() -> None:
     agent = _agent(params)
     batch = _batch()
     target = _weights(agent.actor.target)  # type: ignore[arg-type]
-    agent.learn_from_batch(batch)
+    agent.learner.learn(batch)
     online = _weights(agent.actor.online)  # after the step, before nothing else moves it
     np.testing.assert_allclose(
         _weights(agent.actor.target),  # type: ignore[arg-type]
@@ -162,7 +164,7 @@ def test_td3_target_actions_are_smoothed_by_clipped_noise_inside_the_bounds() ->
     assert isinstance(agent, TD3Agent)
     states = {"observation": torch.zeros(1000, 3)}
     plain = agent.actor.target_predict(states)["policy"]
-    smoothed = agent.next_actions(states)
+    smoothed = agent.learner.next_actions(states)
     offsets = smoothed - plain
     inside = (plain.abs() < 0.5).all(dim=1)
     assert torch.all((smoothed >= -1.0) & (smoothed <= 1.0))
@@ -173,7 +175,7 @@ def test_td3_target_actions_are_smoothed_by_clipped_noise_inside_the_bounds() ->
     states = {"observation": torch.zeros(20_000, 3)}
     plain = agent.actor.target_predict(states)["policy"]
     inside = (plain.abs() < 0.5).all(dim=1)
-    offsets = (agent.next_actions(states) - plain)[inside]
+    offsets = (agent.learner.next_actions(states) - plain)[inside]
     # N(0, 0.2^2) clipped at +-0.5 (k = 2.5 sigma) has a standard deviation of 0.1977.
     k, sigma = 2.5, 0.2
     phi, cdf = math.exp(-k * k / 2) / math.sqrt(2 * math.pi), 0.5 * math.erfc(-k / math.sqrt(2))
@@ -189,30 +191,30 @@ def test_td3_updates_the_actor_and_the_targets_every_policy_delay_critic_steps()
     watched = {
         "actor": lambda: _weights(agent.actor.online),
         "actor target": lambda: _weights(agent.actor.target),  # type: ignore[arg-type]
-        "critic_1 target": lambda: _weights(agent.critics[0].target),  # type: ignore[arg-type]
-        "critic_1": lambda: _weights(agent.critics[0].online),
-        "critic_2": lambda: _weights(agent.critics[1].online),
+        "critic_1 target": lambda: _weights(agent.learner.critics[0].target),  # type: ignore[arg-type]
+        "critic_1": lambda: _weights(agent.learner.critics[0].online),
+        "critic_2": lambda: _weights(agent.learner.critics[1].online),
     }
     changed: dict[str, list[int]] = {name: [] for name in watched}
     for step in range(1, 10):
         before = {name: read() for name, read in watched.items()}
-        losses = agent.learn_from_batch(_batch(seed=step))
+        losses = agent.learner.learn(_batch(seed=step))
         for name, read in watched.items():
             if not torch.equal(read(), before[name]):
                 changed[name].append(step)
         assert ("actor_loss" in losses) == (step % 3 == 0)
     assert changed["actor"] == changed["actor target"] == changed["critic_1 target"] == [3, 6, 9]
     assert changed["critic_1"] == changed["critic_2"] == list(range(1, 10))
-    assert agent.critic_updates == 9 and agent.actor_updates == 3
+    assert agent.learner.critic_updates == 9 and agent.learner.actor_updates == 3
 
 
 def test_td3_bootstraps_from_the_smaller_target_critic() -> None:
     agent = _agent(TD3AgentParameters())
     states = {"observation": torch.zeros(5, 3)}
     with torch.no_grad():
-        agent.critics[1].target.heads[0].linear.bias.fill_(-100.0)  # type: ignore[union-attr]
+        agent.learner.critics[1].target.heads[0].linear.bias.fill_(-100.0)  # type: ignore[union-attr]
         torch.manual_seed(0)
-        values = agent.bootstrap_values(states)
+        values = agent.learner.bootstrap_values(states)
     assert torch.all(values < -50.0)
 
 
@@ -254,10 +256,10 @@ def test_sac_temperature_rises_when_the_entropy_is_below_its_target() -> None:
         params.algorithm.target_entropy = target
         agent = _agent(params)
         assert isinstance(agent, SACAgent)
-        before = agent.alpha
+        before = agent.learner.alpha
         for seed in range(3):
-            agent.learn_from_batch(_batch(seed=seed))
-        assert (agent.alpha > before) == rises
+            agent.learner.learn(_batch(seed=seed))
+        assert (agent.learner.alpha > before) == rises
 
 
 def test_sac_fixed_temperature_and_default_target_entropy() -> None:
@@ -266,8 +268,8 @@ def test_sac_fixed_temperature_and_default_target_entropy() -> None:
     params.algorithm.initial_temperature = 0.2
     agent = _agent(params)
     assert isinstance(agent, SACAgent)
-    agent.learn_from_batch(_batch())
-    assert agent.alpha == pytest.approx(0.2) and agent.target_entropy == -2.0
+    agent.learner.learn(_batch())
+    assert agent.learner.alpha == pytest.approx(0.2) and agent.learner.target_entropy == -2.0
 
 
 def test_sac_acts_stochastically_in_training_and_with_the_mode_in_evaluation() -> None:
@@ -283,12 +285,12 @@ def test_sac_acts_stochastically_in_training_and_with_the_mode_in_evaluation() -
 def test_sac_state_round_trip_keeps_the_temperature() -> None:
     agent = _agent(SACAgentParameters())
     for seed in range(3):
-        agent.learn_from_batch(_batch(seed=seed))
+        agent.learner.learn(_batch(seed=seed))
     other = _agent(SACAgentParameters(), seed=5)
     assert isinstance(agent, SACAgent) and isinstance(other, SACAgent)
     other.load_state_dict(copy.deepcopy(agent.state_dict()))
-    assert other.alpha == agent.alpha
-    a, b = agent.learn_from_batch(_batch(seed=9)), other.learn_from_batch(_batch(seed=9))
+    assert other.learner.alpha == agent.learner.alpha
+    a, b = agent.learner.learn(_batch(seed=9)), other.learner.learn(_batch(seed=9))
     assert a == b
 
 

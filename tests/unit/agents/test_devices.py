@@ -50,8 +50,15 @@ TINY = {
 
 
 def _tensors_of(agent: Agent) -> dict[str, torch.Tensor]:
-    """Every tensor the agent keeps as an attribute, by name (its networks' aside)."""
-    return {name: value for name, value in vars(agent).items() if isinstance(value, torch.Tensor)}
+    """Every tensor the agent and its learner keep as an attribute, by name (the networks'
+    aside)."""
+    owners = {"agent": vars(agent), "learner": vars(agent.learner) if agent.learner else {}}
+    return {
+        f"{owner}.{name}": value
+        for owner, attributes in owners.items()
+        for name, value in attributes.items()
+        if isinstance(value, torch.Tensor)
+    }
 
 
 @pytest.mark.parametrize("device", DEVICES)

@@ -102,7 +102,7 @@ def test_with_discount_zero_the_target_is_the_reward(loss: str) -> None:
     q = _q(agent.q_network.online, batch.states["observation"])
     q_taken = q[np.arange(len(batch)), batch.actions]
 
-    losses = agent.learn_from_batch(batch)
+    losses = agent.learner.learn(batch)
 
     assert losses["q_loss"] == pytest.approx(LOSSES[loss](q_taken - batch.rewards), rel=1e-5)
     assert losses["q_mean"] == pytest.approx(q_taken.mean(), rel=1e-5, abs=1e-6)
@@ -121,7 +121,7 @@ def test_terminated_rows_do_not_bootstrap_and_truncated_rows_do(loss: str) -> No
     wrong = _expected_loss(agent, batch, discount, loss, ~(batch.terminated | batch.truncated))
     assert abs(right - wrong) > 1e-3
 
-    losses = agent.learn_from_batch(batch)
+    losses = agent.learner.learn(batch)
 
     assert losses["q_loss"] == pytest.approx(right, rel=1e-5)
 
@@ -138,7 +138,7 @@ def test_each_kind_of_row_on_its_own(terminated: bool, truncated: bool, bootstra
     expected = _expected_loss(agent, batch, discount, "mse", np.array([bootstraps]))
     other = _expected_loss(agent, batch, discount, "mse", np.array([not bootstraps]))
     assert abs(expected - other) > 1e-2
-    assert agent.learn_from_batch(batch)["q_loss"] == pytest.approx(expected, rel=1e-5)
+    assert agent.learner.learn(batch)["q_loss"] == pytest.approx(expected, rel=1e-5)
 
 
 def test_bootstrapping_uses_the_target_network() -> None:
@@ -147,7 +147,7 @@ def test_bootstrapping_uses_the_target_network() -> None:
     _shift_target(agent, 5.0)
     batch = _batch(4, seed=3)
     from_target = _expected_loss(agent, batch, discount, "mse", np.ones(4, dtype=bool))
-    assert agent.learn_from_batch(batch)["q_loss"] == pytest.approx(from_target, rel=1e-5)
+    assert agent.learner.learn(batch)["q_loss"] == pytest.approx(from_target, rel=1e-5)
 
 
 def test_actions_are_taken_relative_to_the_space_start() -> None:
@@ -157,7 +157,7 @@ def test_actions_are_taken_relative_to_the_space_start() -> None:
     assert set(batch.actions.tolist()) <= {1, 2, 3}
     q = _q(agent.q_network.online, batch.states["observation"])
     expected = _mse(q[np.arange(8), batch.actions - 1] - batch.rewards)
-    assert agent.learn_from_batch(batch)["q_loss"] == pytest.approx(expected, rel=1e-5)
+    assert agent.learner.learn(batch)["q_loss"] == pytest.approx(expected, rel=1e-5)
 
 
 def test_learn_from_batch_takes_a_gradient_step_on_the_online_network_only() -> None:
@@ -165,7 +165,7 @@ def test_learn_from_batch_takes_a_gradient_step_on_the_online_network_only() -> 
     batch = _batch()
     online_before = _q(agent.q_network.online, batch.states["observation"])
     target_before = _q(agent.q_network.target, batch.states["observation"])
-    agent.learn_from_batch(batch)
+    agent.learner.learn(batch)
     assert not np.allclose(_q(agent.q_network.online, batch.states["observation"]), online_before)
     np.testing.assert_array_equal(
         _q(agent.q_network.target, batch.states["observation"]), target_before
@@ -181,17 +181,17 @@ def test_target_syncs_follow_the_training_env_steps() -> None:
     params = _params()
     params.algorithm.num_steps_between_copying_online_weights_to_target = EnvironmentSteps(10)
     agent = _agent(params)
-    agent.learn_from_batch(_batch())
+    agent.learner.learn(_batch())
     online_state = {k: v.clone() for k, v in agent.q_network.online.state_dict().items()}
     agent.training_env_steps = 9
-    agent.after_training_round()
-    assert agent.target_syncs == 0
+    agent.learner.end_round(agent.clock())
+    assert agent.learner.target_syncs == 0
     assert not torch.equal(agent.q_network.target.heads[0].bias, online_state["heads.0.bias"])
     agent.training_env_steps = 25
-    agent.after_training_round()
-    assert agent.target_syncs == 2
+    agent.learner.end_round(agent.clock())
+    assert agent.learner.target_syncs == 2
     assert torch.equal(agent.q_network.target.heads[0].bias, online_state["heads.0.bias"])
-    assert agent.state_dict()["counters"]["target_syncs"] == 2
+    assert agent.state_dict()["learner"]["target_syncs"] == 2
 
 
 def test_a_target_update_rate_moves_the_target_part_of_the_way() -> None:
@@ -200,10 +200,10 @@ def test_a_target_update_rate_moves_the_target_part_of_the_way() -> None:
     params.algorithm.target_update_rate = 0.25
     agent = _agent(params)
     before = agent.q_network.target.heads[0].bias.clone()
-    agent.learn_from_batch(_batch())
+    agent.learner.learn(_batch())
     online = agent.q_network.online.heads[0].bias.detach().clone()
     agent.training_steps = 1
-    agent.after_training_round()
+    agent.learner.end_round(agent.clock())
     expected = before + 0.25 * (online - before)
     torch.testing.assert_close(agent.q_network.target.heads[0].bias, expected)
     assert not torch.equal(online, before)
@@ -229,8 +229,8 @@ def test_same_seed_same_q_values_and_losses() -> None:
     losses_a, losses_b = [], []
     for step in range(5):
         batch = _batch(8, seed=step, terminated=[step % 2 == 0] + [False] * 7)
-        losses_a.append(a.learn_from_batch(batch))
-        losses_b.append(b.learn_from_batch(batch))
+        losses_a.append(a.learner.learn(batch))
+        losses_b.append(b.learner.learn(batch))
         if step == 2:
             a.q_network.update_target()
             b.q_network.update_target()

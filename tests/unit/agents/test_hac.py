@@ -72,8 +72,8 @@ def test_the_levels_join_the_hierarchy(tmp_path: Path) -> None:
     graph = _graph(0.0, tmp_path)
     top, bottom = graph.top_level.agent, graph.levels[0].agent
     assert isinstance(top, HACAgent) and isinstance(bottom, HACAgent)
-    assert top.sets_goals and top.value_floor is None and top.subgoal_penalty == -HORIZON
-    assert not bottom.sets_goals and bottom.value_floor == -HORIZON
+    assert top.sets_goals and top.learner.value_floor is None and top.subgoal_penalty == -HORIZON
+    assert not bottom.sets_goals and bottom.learner.value_floor == -HORIZON
     graph.close()
 
 
@@ -126,13 +126,13 @@ def test_targets_are_clipped_to_the_returns_of_the_horizon(tmp_path: Path) -> No
     bottom = graph.levels[0].agent
     assert isinstance(bottom, HACAgent)
     with torch.no_grad():
-        for critic in bottom.critics:
+        for critic in bottom.learner.critics:
             critic.target.heads[0].linear.bias.fill_(-100.0)  # type: ignore[union-attr]
     space = bottom.observation_space
     states = {
         k: torch.as_tensor(np.stack([s.sample() for _ in range(4)])) for k, s in space.items()
     }
-    assert torch.all(bottom.bootstrap_values(states) == -HORIZON)
+    assert torch.all(bottom.learner.bootstrap_values(states) == -HORIZON)
     graph.close()
 
 

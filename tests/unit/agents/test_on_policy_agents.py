@@ -10,7 +10,9 @@ from gymnasium import spaces
 
 from coach.agents.actor_critic import ActorCriticAgentParameters
 from coach.agents.clipped_ppo import ClippedPPOAgentParameters, clipped_surrogate_loss
+from coach.agents.learning import Clock
 from coach.agents.on_policy import OnPolicyAgent, OnPolicyAgentParameters
+from coach.agents.on_policy_learning import OnPolicyLearner
 from coach.agents.policy_gradients import PolicyGradientsAgentParameters
 from coach.agents.ppo import PPOAgent, PPOAgentParameters
 from coach.core.run_phase import RunPhase
@@ -117,21 +119,23 @@ def test_a2c_policy_loss_is_the_advantage_weighted_log_likelihood() -> None:
     g = graph("CartPole-v1", ActorCriticAgentParameters(), 0)
     agent = g.top_level.agent
     assert isinstance(agent, OnPolicyAgent)
-    learn = agent.learn_from_block
+    learner = agent.learner
+    assert isinstance(learner, OnPolicyLearner)
+    learn = learner.learn_block
     expected, reported = [], []
 
-    def spy() -> tuple[int, dict[str, float]]:
-        agent.compute_advantages()
-        block = next(iter(agent.minibatches()))  # A2C: the whole block at once
+    def spy(clock: Clock) -> tuple[int, dict[str, float]]:
+        learner.compute_advantages()
+        block = next(iter(learner.minibatches()))  # A2C: the whole block at once
         with torch.no_grad():
-            _, log_prob, advantages = agent.evaluate(block)
+            _, log_prob, advantages = learner.evaluate(block)
         expected.append(float(-(log_prob * advantages).mean()))
-        agent.minibatches = lambda: iter([block])  # type: ignore[method-assign]
-        steps, losses = learn()
+        learner.minibatches = lambda: iter([block])  # type: ignore[method-assign]
+        steps, losses = learn(clock)
         reported.append(losses["policy_loss"])
         return steps, losses
 
-    agent.learn_from_block = spy  # type: ignore[method-assign]
+    learner.learn_block = spy  # type: ignore[method-assign]
     g.train_and_act(EnvironmentSteps(10))  # one block of 5 steps x 2 envs
     g.close()
     assert len(reported) == 1 and reported[0] == pytest.approx(expected[0], rel=1e-6)
@@ -146,10 +150,10 @@ def test_ppo_kl_coefficient_adapts_to_the_target() -> None:
     agent = g.top_level.agent
     assert isinstance(agent, PPOAgent)
     g.train_and_act(EnvironmentSteps(64))  # two blocks
-    assert agent.kl_coefficient == 4.0
+    assert agent.learner.kl_coefficient == 4.0
     agent.params.algorithm.target_kl = 1e9  # nothing reaches it: beta halves
     g.train_and_act(EnvironmentSteps(32))
-    assert agent.kl_coefficient == 2.0
+    assert agent.learner.kl_coefficient == 2.0
     g.close()
 
 

@@ -60,7 +60,7 @@ def drive(agent: DQNAgent, steps: int) -> list[float]:
         )  # fmt: skip
         agent.observe(response)
         if agent.phase is RunPhase.TRAIN:
-            losses.append(agent.learn_from_batch(agent.memory.sample(16))["q_loss"])  # type: ignore[union-attr]
+            losses.append(agent.learner.learn(agent.memory.sample(16))["q_loss"])  # type: ignore[union-attr]
     return losses
 
 
@@ -109,7 +109,7 @@ def test_bootstrap_masks_decide_which_heads_learn() -> None:
     )
     heads = agent.q_network.online.heads[0].heads  # type: ignore[index]
     before = [h.advantage.weight.detach().clone() for h in heads]  # type: ignore[union-attr]
-    agent.learn_from_batch(batch)
+    agent.learner.learn(batch)
     changed = [not torch.equal(b, h.advantage.weight) for b, h in zip(before, heads, strict=True)]  # type: ignore[union-attr]
     assert changed == [k == 3 for k in range(10)]
 
@@ -130,7 +130,7 @@ def test_prioritized_memory_gets_td_errors_and_weighs_the_loss() -> None:
     batch = memory.sample(8)
     assert batch.weights is not None and (batch.weights <= 1.0).all()
     before = memory.sum_tree.total()  # type: ignore[attr-defined]
-    agent.learn_from_batch(batch)
+    agent.learner.learn(batch)
     # The sampled rows now carry priorities from their TD errors, not the initial maximum.
     assert memory.sum_tree.total() != before  # type: ignore[attr-defined]
     leaves = memory.sum_tree[batch.indices]  # type: ignore[attr-defined]

@@ -142,7 +142,7 @@ def test_bcq_learns_epochs_over_the_dataset_with_estimates(
         per_epoch = -(-dataset.total_steps // 128)
         assert graph.epoch == 2 and agent.training_steps == 2 * per_epoch
         assert graph.env_steps == agent.training_steps  # the clock is the gradient steps
-        assert agent.target_syncs == agent.training_steps // 100  # BCQ's TrainingSteps(100)
+        assert agent.learner.target_syncs == agent.training_steps // 100  # BCQ's TrainingSteps(100)
         assert len(graph.evaluations) == 2 and graph.evaluations[1].env_steps == 2 * per_epoch
         path = graph.save_checkpoint()
     finally:

@@ -1,0 +1,42 @@
+"""What every algorithm's parameters have: a discount and a rhythm of playing and training
+(`AlgorithmParameters`), and the checks of them every algorithm shares."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from coach import validation as check
+from coach.core.step_units import EnvironmentSteps
+
+
+@dataclass(slots=True, kw_only=True)
+class AlgorithmParameters:
+    """What every algorithm has: a discount and a rhythm of playing and training."""
+
+    discount: float = 0.99
+    """Discount factor of future rewards."""
+    num_consecutive_playing_steps: EnvironmentSteps = field(
+        default_factory=lambda: EnvironmentSteps(1)
+    )
+    """Env steps (summed over copies) between two training rounds."""
+    num_consecutive_training_steps: int = 1
+    """Gradient steps in one training round."""
+    batch_size: int = 32
+    """Transitions per gradient step."""
+
+    def validate(self) -> None:
+        validate_rhythm(self)
+        check.whole("batch_size", self.batch_size, 1)
+
+
+def validate_rhythm(params: AlgorithmParameters) -> None:
+    """The checks every algorithm shares: the discount, and the rhythm of playing and
+    training (an on-policy batch size follows rules of its own)."""
+    check.number("discount", params.discount, 0, 1)
+    check.steps(
+        "num_consecutive_playing_steps",
+        params.num_consecutive_playing_steps,
+        (EnvironmentSteps,),
+        1,
+    )
+    check.whole("num_consecutive_training_steps", params.num_consecutive_training_steps, 1)

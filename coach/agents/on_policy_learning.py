@@ -1,0 +1,197 @@
+"""The on-policy learning side: the algorithm parameters every on-policy algorithm shares,
+the pieces of their updates as functions (`approx_kl`, `value_error`, `LossTotals`) and the
+family's learner base, `OnPolicyLearner`: the block (a `Rollout`), GAE over it, its
+minibatches, the current policy's view of a minibatch and the gradient step on the combined
+loss. Each algorithm's learner (REINFORCE and A2C, PPO, Clipped PPO) derives from it
+directly and writes its `learn_block`, top to bottom.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import torch
+from gymnasium import spaces
+
+from coach import validation as check
+from coach.agents.algorithm import AlgorithmParameters, validate_rhythm
+from coach.agents.learning import Clock, Learner, on_device
+from coach.core.types import Batch
+from coach.memories.rollout import Rollout
+from coach.networks.distributions import CategoricalDistribution, GaussianDistribution
+from coach.networks.network_wrapper import NetworkWrapper
+from coach.schedules import Schedule
+
+Distribution = CategoricalDistribution | GaussianDistribution
+"""A policy's distribution over actions: categorical or (squashed) Gaussian."""
+
+
+@dataclass(slots=True, kw_only=True)
+class OnPolicyAlgorithmParameters(AlgorithmParameters):
+    """What every on-policy algorithm here shares."""
+
+    gae_lambda: float = 0.95
+    """GAE's lambda (1: Monte Carlo returns)."""
+    epochs: int = 1
+    """Passes over each rollout block."""
+    learning_rate_schedule: Schedule | None = None
+    """The learning rate over training env steps (``None`` keeps the networks' own)."""
+    value_coefficient: float = 0.5
+    """Weight of the value loss."""
+    entropy_coefficient: float = 0.0
+    """Weight of the entropy bonus."""
+    normalize_advantages: bool = True
+    """Standardize the advantages of each minibatch."""
+    squash_actions: bool = False
+    """Box actions: tanh-squash the Gaussian into the bounds (else clip into them)."""
+
+    def validate(self) -> None:
+        validate_rhythm(self)
+        check.whole("batch_size", self.batch_size, 0, why="0: the whole block at once")
+        check.number("gae_lambda", self.gae_lambda, 0, 1)
+        check.whole("epochs", self.epochs, 1)
+        if self.learning_rate_schedule is not None:
+            check.schedule("learning_rate_schedule", self.learning_rate_schedule, 0)
+        check.number("value_coefficient", self.value_coefficient, 0)
+        check.number("entropy_coefficient", self.entropy_coefficient)
+
+
+def approx_kl(log_prob: torch.Tensor, old_log_prob: torch.Tensor) -> float:
+    """KL(pi_old || pi) estimated from the logged actions as E[(r - 1) - log r]
+    (Schulman's low-variance estimator), r = pi / pi_old."""
+    with torch.no_grad():
+        log_ratio = log_prob - old_log_prob
+        return ((log_ratio.exp() - 1) - log_ratio).mean().item()
+
+
+def value_error(values: torch.Tensor, returns: torch.Tensor) -> torch.Tensor:
+    """The squared error of the values to the returns, averaged."""
+    return ((values - returns) ** 2).mean()
+
+
+class LossTotals:
+    """Sums of named losses over a block's gradient steps, for their means."""
+
+    def __init__(self) -> None:
+        self.steps = 0
+        self.totals: dict[str, float] = {}
+
+    def add(self, **losses: float) -> None:
+        """One gradient step's losses."""
+        self.steps += 1
+        for name, value in losses.items():
+            self.totals[name] = self.totals.get(name, 0.0) + value
+
+    def means(self) -> dict[str, float]:
+        return {name: total / max(self.steps, 1) for name, total in self.totals.items()}
+
+
+def actor_and_critic(networks: dict[str, NetworkWrapper]) -> tuple[NetworkWrapper, NetworkWrapper]:
+    """The policy's network and the value function's: ``main`` for both, or ``actor`` and
+    ``critic``."""
+    if "main" in networks:
+        return networks["main"], networks["main"]
+    return networks["actor"], networks["critic"]
+
+
+class OnPolicyLearner(Learner):
+    """What every on-policy learner shares: the block (the memory, a `Rollout`), GAE over it
+    (`compute_advantages`), its minibatches, the current policy's view of a minibatch
+    (`evaluate`) and the gradient step on the combined loss (`descend`). The algorithm is
+    the subclass's `learn_block`.
+
+    Args:
+        algorithm: The algorithm's parameters.
+        distribution: The actor's distribution for a batch of states.
+        values: The critic's values for a batch of states, (B,).
+        **kwargs: `Learner`'s arguments; the memory is the rollout block.
+    """
+
+    def __init__(
+        self,
+        algorithm: OnPolicyAlgorithmParameters,
+        distribution: Callable[[dict[str, torch.Tensor]], Distribution],
+        values: Callable[[dict[str, torch.Tensor]], torch.Tensor],
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(**kwargs)
+        self.algorithm = algorithm
+        self.distribution = distribution
+        self.values = values
+        assert isinstance(self.memory, Rollout)
+        self.rollout: Rollout = self.memory
+        self.actor, self.critic = actor_and_critic(self.networks)
+        self.continuous = isinstance(self.action_space, spaces.Box)
+
+    def learn_block(self, clock: Clock) -> tuple[int, dict[str, float]]:
+        """Learn from the full rollout block; returns the gradient steps taken and the mean
+        of each named loss."""
+        raise NotImplementedError(f"{type(self).__name__} does not learn from its blocks")
+
+    def follow_learning_rate(self, clock: Clock) -> None:
+        """Set the networks' learning rate from ``learning_rate_schedule``, if there is one."""
+        schedule = self.algorithm.learning_rate_schedule
+        if schedule is not None:
+            rate = schedule.value(clock.training_env_steps)
+            for net in {id(self.actor): self.actor, id(self.critic): self.critic}.values():
+                assert net.optimizer is not None
+                for group in net.optimizer.param_groups:
+                    group["lr"] = rate
+
+    def compute_advantages(self) -> None:
+        """GAE over the full block, bootstrapped from the values after its last step and
+        after every truncation in it (`Rollout.compute_advantages`)."""
+        algorithm = self.algorithm
+        c = self.rollout.columns
+        with torch.no_grad():
+            # The states after the block's last step (where an episode ended there, the
+            # value is not used): the block's own, wherever it was collected.
+            after = self.tensors({k: v[-1] for k, v in c["next_states"].items()})
+            last = self.values(after).cpu().numpy()
+            final = np.zeros_like(c["rewards"], dtype=np.float64)
+            truncated = np.flatnonzero(c["truncated"].reshape(-1))
+            if len(truncated):
+                t, b = np.divmod(truncated, self.rollout.num_envs)
+                nxt = self.tensors({k: v[t, b] for k, v in c["next_states"].items()})
+                final[t, b] = self.values(nxt).cpu().numpy()
+        self.rollout.compute_advantages(
+            c["extras"]["value"].astype(np.float64), last.astype(np.float64), final,
+            algorithm.discount, algorithm.gae_lambda,
+        )  # fmt: skip
+
+    def minibatches(self) -> Iterator[Batch]:
+        """The block's rows in shuffled minibatches of ``batch_size`` (0: the whole block),
+        as tensors on the learner's device."""
+        size = self.algorithm.batch_size or len(self.rollout)
+        for batch in self.rollout.minibatches(size):
+            yield on_device(batch, self.device)
+
+    def evaluate(self, b: Batch) -> tuple[Distribution, torch.Tensor, torch.Tensor]:
+        """For a minibatch: the current policy's distribution, the log-probability of the
+        actions taken (of the pre-squash sample, for a Gaussian) and the advantages
+        (standardized when ``normalize_advantages``)."""
+        dist = self.distribution(b.states)
+        log_prob = dist.log_prob(b.extras["raw_action"] if self.continuous else b.actions)
+        advantages = b.extras["advantages"]
+        if self.algorithm.normalize_advantages and len(advantages) > 1:
+            advantages = (advantages - advantages.mean()) / (advantages.std() + 1e-8)
+        return dist, log_prob, advantages
+
+    def descend(
+        self, policy_loss: torch.Tensor, value_loss: torch.Tensor, entropy: torch.Tensor
+    ) -> None:
+        """One gradient step on ``policy + c_v value - c_e entropy``: on the shared network,
+        or the policy's part on the actor and the value's on the critic."""
+        algorithm = self.algorithm
+        if self.actor is self.critic:
+            self.actor.train_step(
+                policy_loss
+                + algorithm.value_coefficient * value_loss
+                - algorithm.entropy_coefficient * entropy
+            )
+        else:
+            self.actor.train_step(policy_loss - algorithm.entropy_coefficient * entropy)
+            self.critic.train_step(algorithm.value_coefficient * value_loss)
