@@ -33,7 +33,7 @@ from coach.agents.algorithm import AlgorithmParameters
 from coach.agents.learning import Clock, Learner
 from coach.agents.log import AgentLog, NullLog, log_ended_episodes
 from coach.core.run_phase import RunPhase
-from coach.core.types import ActionInfo, EnvResponse, Observation, Transition
+from coach.core.types import ActionInfo, EnvResponse, Observation, Transition, any_set
 from coach.errors import CoachError
 from coach.exploration.exploration_policy import ExplorationParameters
 from coach.filters.pipeline import InputFilter, OutputFilter
@@ -271,20 +271,22 @@ class Agent:
                 next_state=next_state,
                 terminated=response.terminated,
                 truncated=response.truncated,
-                extras=dict(info.memory_extras),
+                extras=info.memory_extras,  # a fresh record per action: no copy needed
             )
             self.store(step, info)
             count = len(reward)
             self.env_steps += count
             if self.phase is RunPhase.TRAIN:
                 self.training_env_steps += count
-        done = response.done
-        if done.any():
+        if any_set(response.terminated) or any_set(response.truncated):
+            done = response.done
             self.input_filter.end_episodes(done)
             self.handle_episode_ended(done, response)
         started = response.episode_started
-        state = {key: np.array(value) for key, value in next_state.items()}
-        if started.any():
+        state = {}
+        for key, value in next_state.items():  # a loop: cheaper than a comprehension here
+            state[key] = value.copy()
+        if any_set(started):
             rows = np.flatnonzero(started)
             first = self.input_filter.start_episodes(
                 {k: v[rows] for k, v in response.observation.items()}, rows

@@ -162,7 +162,7 @@ class ExperienceReplay(Memory):
         self.rewards[where] = transition.reward
         self.terminated[where] = transition.terminated
         self.truncated[where] = transition.truncated
-        if set(extras) != set(self.extras):
+        if extras.keys() != self.extras.keys():
             raise CoachError(
                 f"this memory stores the columns {sorted(self.extras)} with each step, "
                 f"got {sorted(extras)}"

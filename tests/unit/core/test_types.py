@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from coach.core.types import Batch, EnvResponse, Transition
+from coach.core.types import Batch, EnvResponse, Transition, any_set
 
 
 def _two_env_response() -> tuple[dict[str, np.ndarray], np.ndarray, EnvResponse]:
@@ -203,3 +203,14 @@ def test_batch_map_counts_calls_per_array() -> None:
     assert mapped.indices is batch.indices
     assert mapped.weights is batch.weights
     assert mapped.extras == {}
+
+
+@pytest.mark.parametrize("size", [1, 3, 64])
+def test_any_set_says_what_ndarray_any_says(size: int) -> None:
+    rng = np.random.default_rng(size)
+    for flags in [np.zeros(size, bool), np.ones(size, bool), rng.random(size) < 0.1]:
+        assert any_set(flags) == bool(flags.any())
+        for i in range(size):
+            one = np.zeros(size, bool)
+            one[i] = True
+            assert any_set(one)
