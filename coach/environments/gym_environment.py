@@ -63,6 +63,10 @@ class GymEnvironment(Environment):
         ]
         self._returns = [0.0] * self.num_envs
         self._lengths = [0] * self.num_envs
+        self._no_flags = np.zeros(self.num_envs, dtype=bool)
+        self._no_flags.flags.writeable = False
+        """The flags of a step where no episode ended, shared by those steps' responses
+        (read-only: nobody writes a response's arrays)."""
         self.total_steps = 0
         self.total_episodes = 0
 
@@ -117,8 +121,12 @@ class GymEnvironment(Environment):
                 single[i] = obs
             else:
                 self._write(observation, i, obs)
-        terminated_flags = np.array(terminated, dtype=bool)
-        truncated_flags = np.array(truncated, dtype=bool)
+        if final:
+            terminated_flags = np.array(terminated, dtype=bool)
+            truncated_flags = np.array(truncated, dtype=bool)
+            started = terminated_flags | truncated_flags  # reset in the same step
+        else:  # most steps: no flag set, no new arrays
+            terminated_flags = truncated_flags = started = self._no_flags
         response = EnvResponse(
             observation=observation,
             reward=np.array(rewards, dtype=np.float32),
@@ -128,7 +136,7 @@ class GymEnvironment(Environment):
             episode_return=np.array(returns),
             episode_length=np.array(lengths, dtype=np.int64),
             infos=infos,
-            episode_started=terminated_flags | truncated_flags,  # reset in the same step
+            episode_started=started,
         )
         self.total_steps += self.num_envs
         if final:
