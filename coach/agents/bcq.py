@@ -158,7 +158,7 @@ class DDQNBCQLearner(QLearner):
             target = td_targets(b.rewards, discount, b.terminated, next_values)
         rows = regression_rows(q, target, algorithm.loss, algorithm.huber_delta)
         td_errors = (q - target).detach().abs()
-        td_loss = replay_mean(rows, td_errors, b, self.memory)
+        td_loss = replay_mean(rows, td_errors, b, self.priorities)
         # The behaviour model: cross entropy on the logged actions, its logits kept small.
         logits = outputs["logits"] if self.shared else self.imitation(b.states)["logits"]
         imitation = F.cross_entropy(logits, actions)

@@ -140,7 +140,7 @@ class BootstrappedDQNLearner(QLearner):
         kept = mask.sum(dim=1).clamp(min=1.0)
         rows = (per_head * mask).sum(dim=1) / kept
         td_errors = ((q - target).abs() * mask).sum(dim=1).detach() / kept
-        loss = replay_mean(rows, td_errors, b, self.memory)
+        loss = replay_mean(rows, td_errors, b, self.priorities)
         self.q_network.train_step(loss)
         return {
             "q_loss": loss.item(),

@@ -137,7 +137,7 @@ class CategoricalDQNLearner(QLearner):
             discounts = discount * (1.0 - b.terminated.float())
             target = project_distribution(next_p, b.rewards, discounts, self.support)
         cross_entropy = -(target * log_p).sum(-1)  # per row; its value is the priority too
-        loss = replay_mean(cross_entropy, cross_entropy.detach(), b, self.memory)
+        loss = replay_mean(cross_entropy, cross_entropy.detach(), b, self.priorities)
         self.q_network.train_step(loss)
         q = (log_p.detach().exp() * self.support).sum(-1)
         return {

@@ -84,7 +84,7 @@ class CQLLearner(QLearner):
         rows = regression_rows(q, target, algorithm.loss, algorithm.huber_delta)
         rows = rows + algorithm.alpha * conservative
         td_errors = (q - target).detach().abs()
-        loss = replay_mean(rows, td_errors, b, self.memory)
+        loss = replay_mean(rows, td_errors, b, self.priorities)
         self.q_network.train_step(loss)
         return {
             "q_loss": loss.item(),

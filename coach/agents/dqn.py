@@ -83,7 +83,7 @@ class DQNLearner(QLearner):
             target = td_targets(b.rewards, discount, b.terminated, next_values)
         rows = regression_rows(q, target, algorithm.loss, algorithm.huber_delta)
         td_errors = (q - target).detach().abs()
-        loss = replay_mean(rows, td_errors, b, self.memory)
+        loss = replay_mean(rows, td_errors, b, self.priorities)
         self.q_network.train_step(loss)
         return {
             "q_loss": loss.item(),

@@ -118,12 +118,16 @@ def regression_rows(
 
 
 def replay_mean(
-    rows: torch.Tensor, td_errors: torch.Tensor, batch: Batch, memory: object
+    rows: torch.Tensor,
+    td_errors: torch.Tensor,
+    batch: Batch,
+    priorities: TakesPriorities | None,
 ) -> torch.Tensor:
     """The loss of a sampled ``batch`` (in torch) from its rows (B,): their mean, weighted by
-    a prioritized memory's importance weights; that memory gets the rows' new TD errors."""
-    if isinstance(memory, TakesPriorities) and batch.indices is not None:
-        memory.update_priorities(batch.indices.cpu().numpy(), td_errors.cpu().numpy())
+    a prioritized memory's importance weights; that memory (``priorities``, if the memory
+    takes them) gets the rows' new TD errors."""
+    if priorities is not None and batch.indices is not None:
+        priorities.update_priorities(batch.indices.cpu().numpy(), td_errors.cpu().numpy())
     return (rows * batch.weights).mean() if batch.weights is not None else rows.mean()
 
 
@@ -283,6 +287,10 @@ class QLearner(Learner):
         self.action_offset = int(getattr(self.action_space, "start", 0))
         self.target_syncs = 0
         """Target syncs so far."""
+        memory = self.memory
+        self.priorities = memory if isinstance(memory, TakesPriorities) else None
+        """The memory, if it takes new priorities (checked once: a Protocol's isinstance
+        costs tens of microseconds, too much for every gradient step)."""
 
     def sampled(self, batch: Batch) -> Batch:
         """A sampled batch on the learner's device, with new noise drawn for noisy networks

@@ -114,7 +114,7 @@ class QRDQNLearner(QLearner):
             discounts = discount * (1.0 - b.terminated.float())
             targets = b.rewards[:, None] + discounts[:, None] * next_q[rows, best]
         per_row = quantile_huber_loss(quantiles, targets, self.taus, self.algorithm.huber_delta)
-        loss = replay_mean(per_row, per_row.detach(), b, self.memory)
+        loss = replay_mean(per_row, per_row.detach(), b, self.priorities)
         self.q_network.train_step(loss)
         return {
             "q_loss": loss.item(),
