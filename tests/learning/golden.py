@@ -1,7 +1,7 @@
 """Golden runs: every preset that declares `validation` trains within its budgets, and its
 best agent, evaluated afresh, keeps its promise.
 
-    make golden              (or: python -m tests.learning.golden [--jobs N] [PRESET ...])
+    make golden              (or: python -m tests.learning.golden [--jobs N] [--seeds S ...] [PRESET ...])
 
 Runs the (preset, seed) cases several at once, one process each, up to the number of cores.
 A case trains until its budgets are spent (every one the validation declares: env steps,
@@ -220,13 +220,13 @@ def run_case(
     )
 
 
-def cases(names: list[str] | None = None) -> list[tuple[str, int]]:
-    """Every (preset, seed) a validation asks for."""
+def cases(names: list[str] | None = None, seeds: list[int] | None = None) -> list[tuple[str, int]]:
+    """Every (preset, seed) a validation asks for (only ``seeds`` of them, if given)."""
     out = []
     for name in names or list_presets():
         validation = load_preset(name).validation
         if validation is not None:
-            out += [(name, seed) for seed in validation.seeds]
+            out += [(name, s) for s in validation.seeds if seeds is None or s in seeds]
     return out
 
 
@@ -258,8 +258,11 @@ def main() -> int:
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="cases at once")
     parser.add_argument("-n", "--num-workers", type=int, help="run each case on N rollout workers")
     parser.add_argument("--backend", choices=["local", "ray"], default="local")
+    parser.add_argument(
+        "--seeds", type=int, nargs="+", help="only these of the seeds each validation names"
+    )
     args = parser.parse_args()
-    todo = cases(args.presets)
+    todo = cases(args.presets, args.seeds)
     started = time.perf_counter()
     results = []
     with ProcessPoolExecutor(args.jobs, mp_context=get_context("spawn")) as pool:
@@ -270,9 +273,14 @@ def main() -> int:
             r = future.result()
             results.append(r)
             state = "pass" if r.passed else f"FAIL ({r.why})"
+            reached = (
+                f"reached {r.threshold} at {r.reached_at:,} env steps ({r.seconds:.0f} s)"
+                if r.reached_at is not None and r.seconds is not None
+                else f"never reached {r.threshold}"
+            )
             print(
-                f"{r.preset} seed {r.seed}: {state}; best eval {_figure(r.best)}, best.pt "
-                f"{_figure(r.best_checkpoint)}, final {_figure(r.final)} "
+                f"{r.preset} seed {r.seed}: {state}; {reached}; best eval {_figure(r.best)}, "
+                f"best.pt {_figure(r.best_checkpoint)}, final {_figure(r.final)} "
                 f"({len(results)}/{len(todo)})",
                 flush=True,
             )
@@ -282,6 +290,7 @@ def main() -> int:
     print(f"\n{len(results) - failed} passed, {failed} failed "
           f"({time.perf_counter() - started:.0f} s with {args.jobs} jobs)")  # fmt: skip
     workers = f" -n {args.num_workers} --backend {args.backend}" if args.num_workers else ""
+    workers += f" --seeds {' '.join(map(str, args.seeds))}" if args.seeds else ""
     print(
         f"reproduce: python -m tests.learning.golden --jobs {args.jobs}{workers} "
         f"{' '.join(args.presets)}"
