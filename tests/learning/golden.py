@@ -1,7 +1,7 @@
 """Golden runs: every preset that declares `validation` trains within its budgets, and its
 best agent, evaluated afresh, keeps its promise.
 
-    make golden              (or: python -m tests.learning.golden [--jobs N] [--seeds S ...] [PRESET ...])
+    make golden     (or: python -m tests.learning.golden [--jobs N] [--seeds S ...] [PRESET ...])
 
 Runs the (preset, seed) cases several at once, one process each, up to the number of cores.
 A case trains until its budgets are spent (every one the validation declares: env steps,
