@@ -220,6 +220,25 @@ def run_case(
     )
 
 
+def unrunnable(name: str, seed: int, error: BaseException) -> GoldenResult:
+    """The failed result of a case that raised before it could be judged (a batch preset
+    whose dataset was never made, say), with the error's first line as the reason."""
+    validation = load_preset(name).validation
+    first_line = (str(error).splitlines() or [type(error).__name__])[0]
+    return GoldenResult(
+        preset=name,
+        seed=seed,
+        threshold=validation.describe() if validation is not None else "-",
+        reached_at=None,
+        seconds=None,
+        best=math.nan,
+        best_checkpoint=None,
+        final=None,
+        passed=False,
+        why=f"did not run: {first_line}",
+    )
+
+
 def cases(names: list[str] | None = None, seeds: list[int] | None = None) -> list[tuple[str, int]]:
     """Every (preset, seed) a validation asks for (only ``seeds`` of them, if given)."""
     out = []
@@ -266,11 +285,15 @@ def main() -> int:
     started = time.perf_counter()
     results = []
     with ProcessPoolExecutor(args.jobs, mp_context=get_context("spawn")) as pool:
-        futures = [
-            pool.submit(run_case, name, seed, args.num_workers, args.backend) for name, seed in todo
-        ]
+        futures = {
+            pool.submit(run_case, name, seed, args.num_workers, args.backend): (name, seed)
+            for name, seed in todo
+        }
         for future in as_completed(futures):
-            r = future.result()
+            try:
+                r = future.result()
+            except Exception as error:  # a case that cannot run fails alone, with its reason
+                r = unrunnable(*futures[future], error)
             results.append(r)
             state = "pass" if r.passed else f"FAIL ({r.why})"
             reached = (

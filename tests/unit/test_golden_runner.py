@@ -4,6 +4,9 @@ out of reach, one reached past a budget, a broken ceiling and one lucky evaluati
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -174,3 +177,21 @@ def test_spent_budgets_and_the_promise() -> None:
     ceiling = PresetValidation(max_reward=3, max_env_steps=1)
     assert meets(ceiling, EvaluationResult(0, [3.0], [1]))
     assert not meets(ceiling, EvaluationResult(0, [3.5], [1]))
+
+
+def test_a_case_that_cannot_run_fails_alone_with_its_reason(tmp_path: Path) -> None:
+    # A batch preset whose dataset was never made: the run reports it and the table, no
+    # traceback, and exits 1.
+    env = {**os.environ, "MINARI_DATASETS_PATH": str(tmp_path / "empty")}
+    result = subprocess.run(
+        [sys.executable, "-m", "tests.learning.golden", "--jobs", "1", "CartPole_DDQN_BatchRL"],
+        cwd=Path(__file__).resolve().parents[2],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert "Traceback" not in result.stdout + result.stderr
+    assert "did not run: no local Minari dataset 'cartpole/ppo-half-v0'" in result.stdout
+    assert "0 passed, 1 failed" in result.stdout
