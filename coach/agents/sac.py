@@ -43,6 +43,10 @@ from coach.networks.distributions import GaussianDistribution
 from coach.networks.heads import GaussianPolicyHeadParameters
 from coach.networks.parameters import NetworkParameters
 
+ActorDistribution = Callable[[dict[str, torch.Tensor]], GaussianDistribution]
+"""The actor's squashed Gaussian for a batch of states: what the policy samples and the
+learner trains through."""
+
 
 @dataclass(slots=True, kw_only=True)
 class SACAlgorithmParameters(ActorCriticAlgorithmParameters):
@@ -106,7 +110,7 @@ class SamplingPolicy(Policy):
 
     def __init__(
         self,
-        distribution: Callable[[dict[str, torch.Tensor]], GaussianDistribution],
+        distribution: ActorDistribution,
         **kwargs: Any,
     ) -> None:
         super().__init__(**kwargs)
@@ -161,7 +165,7 @@ class SACLearner(ActorCriticLearner):
 
     def __init__(
         self,
-        distribution: Callable[[dict[str, torch.Tensor]], GaussianDistribution],
+        distribution: ActorDistribution,
         **kwargs: Any,
     ) -> None:
         super().__init__(**kwargs)
