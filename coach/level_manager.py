@@ -112,6 +112,9 @@ class LevelManager(Environment):
         self.observation_space = environment.observation_space
         self.action_space = action_space
         self.num_envs = environment.num_envs
+        self.fresh_observations = environment.fresh_observations  # what this level answers
+        # A goal level's agent sees observations with the goal added: it copies its state.
+        agent.fresh_observations = environment.fresh_observations and goals is None
         self.observers: list[StepObserver] = []
         """Told of every reset and step of this level's environment."""
 

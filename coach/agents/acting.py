@@ -20,7 +20,7 @@ import numpy as np
 import torch
 from gymnasium import spaces
 
-from coach.core.run_phase import RunPhase
+from coach.core.run_phase import HEATUP, RunPhase
 from coach.core.types import ActionInfo, Observation
 from coach.exploration.exploration_policy import ExplorationPolicy, random_actions
 from coach.networks.network_wrapper import NetworkWrapper
@@ -67,7 +67,7 @@ class Policy(ABC):
     def act(self, state: Observation, phase: RunPhase) -> ActionInfo:
         """The actions for a batch of (filtered) states: uniform at random in heatup, the
         policy's own (with exploration in training) otherwise."""
-        if phase is RunPhase.HEATUP:
+        if phase is HEATUP:
             return ActionInfo(self.random_actions())
         return self.decide(state, phase)
 

@@ -32,7 +32,7 @@ from coach.agents.acting import Policy
 from coach.agents.algorithm import AlgorithmParameters
 from coach.agents.learning import Clock, Learner
 from coach.agents.log import AgentLog, NullLog, log_ended_episodes
-from coach.core.run_phase import RunPhase
+from coach.core.run_phase import EVALUATE, TRAIN, RunPhase
 from coach.core.types import ActionInfo, EnvResponse, Observation, Transition, any_set
 from coach.errors import CoachError
 from coach.exploration.exploration_policy import ExplorationParameters
@@ -157,6 +157,10 @@ class Agent:
         """The goal (or option) given by the level above, if any."""
         self.last_info: ActionInfo | None = None
         """What the agent decided last: the action record its next `observe` stores."""
+        self.fresh_observations = False
+        """The environment it observes makes new observation arrays for every response
+        (`Environment.fresh_observations`): its state keeps them without a copy. Set by
+        whoever pairs the agent with an environment (the level manager, a rollout worker)."""
         self.env_steps = 0
         """Env steps acted and stored in heatup and training."""
         self.training_env_steps = 0
@@ -256,43 +260,51 @@ class Agent:
         Episode boundaries come from the response's flags alone: where ``terminated`` or
         ``truncated`` is set an episode ended, where ``episode_started`` is set the copy's
         ``observation`` begins a new one. The response's arrays stay the environment's: the
-        state kept for the next step is a copy.
+        state kept for the next step is a copy, unless the environment makes new ones for every
+        response (``fresh_observations``) and no filter changed them.
         """
-        learning = self.phase is not RunPhase.EVALUATE
+        phase = self.phase
+        learning = phase is not EVALUATE
         next_state = self.input_filter.filter_observation(response.next_observation, learning)
         if learning:
             info = self.last_info
             assert info is not None, "observe follows act"
             reward = self.input_filter.filter_reward(response.reward, update=True)
+            # The fields in their order (keywords cost a microsecond more a step); the extras
+            # are a fresh record per action: no copy needed.
             step = Transition(
-                state=self.state,
-                action=info.action,
-                reward=reward,
-                next_state=next_state,
-                terminated=response.terminated,
-                truncated=response.truncated,
-                extras=info.memory_extras,  # a fresh record per action: no copy needed
+                self.state,
+                info.action,
+                reward,
+                next_state,
+                response.terminated,
+                response.truncated,
+                info.memory_extras,
             )
             self.store(step, info)
             count = len(reward)
             self.env_steps += count
-            if self.phase is RunPhase.TRAIN:
+            if phase is TRAIN:
                 self.training_env_steps += count
         if any_set(response.terminated) or any_set(response.truncated):
             done = response.done
             self.input_filter.end_episodes(done)
             self.handle_episode_ended(done, response)
         started = response.episode_started
-        state = {}
-        for key, value in next_state.items():  # a loop: cheaper than a comprehension here
-            state[key] = value.copy()
         if any_set(started):
+            state = {key: value.copy() for key, value in next_state.items()}
             rows = np.flatnonzero(started)
             first = self.input_filter.start_episodes(
                 {k: v[rows] for k, v in response.observation.items()}, rows
             )
             for key, value in first.items():
                 state[key][rows] = value
+        elif self.fresh_observations and not self.input_filter.filters_observations:
+            state = next_state  # the environment's own new arrays, never written again
+        else:
+            state = {}
+            for key, value in next_state.items():  # a loop: cheaper than a comprehension
+                state[key] = value.copy()
         self.state = state
 
     def store(self, step: Transition, info: ActionInfo) -> None:
@@ -313,7 +325,7 @@ class Agent:
 
     def train(self) -> int:
         """Run the training rounds that are due; returns the gradient steps taken."""
-        if self.phase is not RunPhase.TRAIN or self.memory is None or self.learner is None:
+        if self.phase is not TRAIN or self.memory is None or self.learner is None:
             return 0
         memory = self.memory
         algorithm = self.params.algorithm

@@ -14,3 +14,8 @@ class RunPhase(Enum):
     """Exploratory acting, storing and training."""
     EVALUATE = "evaluate"
     """Greedy acting; nothing is stored and nothing trains."""
+
+
+# The members as module constants for the checks made every step: reading an Enum member off
+# its class costs a descriptor call (0.2 µs on CPython 3.11), a module global does not.
+HEATUP, TRAIN, EVALUATE = RunPhase.HEATUP, RunPhase.TRAIN, RunPhase.EVALUATE

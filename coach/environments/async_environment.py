@@ -182,6 +182,8 @@ class AsyncGymEnvironment(Environment):
             or in a subprocess.
     """
 
+    fresh_observations = True  # copied out of the shared memory every step
+
     def __init__(
         self,
         make_env: Callable[[], gym.Env],

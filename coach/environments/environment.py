@@ -24,6 +24,10 @@ class Environment(ABC):
         total_steps: Steps taken since construction, summed over copies (real environments
             count them; the graph manager's budgets and logs read them).
         total_episodes: Episodes finished since construction, summed over copies.
+        fresh_observations: Every response's observation arrays are new, made for that
+            response, and the environment never writes them again: an agent may keep them
+            as its state without a copy. False unless an environment promises it (one that
+            reuses its buffers, or wraps another's responses, keeps the default).
     """
 
     observation_space: spaces.Dict
@@ -31,6 +35,7 @@ class Environment(ABC):
     num_envs: int
     total_steps: int = 0
     total_episodes: int = 0
+    fresh_observations: bool = False
 
     @abstractmethod
     def reset(self, seed: int | None = None) -> EnvResponse:

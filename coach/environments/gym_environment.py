@@ -37,6 +37,8 @@ class GymEnvironment(Environment):
         CoachError: when ``num_envs`` is below 1.
     """
 
+    fresh_observations = True  # new buffers every step, never written after it
+
     def __init__(
         self,
         make_env: Callable[[], gym.Env],
@@ -127,16 +129,17 @@ class GymEnvironment(Environment):
             started = terminated_flags | truncated_flags  # reset in the same step
         else:  # most steps: no flag set, no new arrays
             terminated_flags = truncated_flags = started = self._no_flags
+        # The fields in their order: a call with keywords costs a microsecond more a step.
         response = EnvResponse(
-            observation=observation,
-            reward=np.array(rewards, dtype=np.float32),
-            terminated=terminated_flags,
-            truncated=truncated_flags,
-            next_observation=observation,
-            episode_return=np.array(returns),
-            episode_length=np.array(lengths, dtype=np.int64),
-            infos=infos,
-            episode_started=started,
+            observation,
+            np.array(rewards, dtype=np.float32),  # reward
+            terminated_flags,
+            truncated_flags,
+            observation,  # next_observation, replaced below where an episode ended
+            np.array(returns),  # episode_return
+            np.array(lengths, dtype=np.int64),  # episode_length
+            infos,
+            started,  # episode_started
         )
         self.total_steps += self.num_envs
         if final:

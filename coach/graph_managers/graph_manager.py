@@ -29,7 +29,7 @@ import torch
 
 from coach import validation as check
 from coach.checkpoints import CheckpointSchedule, save_best, save_checkpoint
-from coach.core.run_phase import RunPhase
+from coach.core.run_phase import EVALUATE, RunPhase
 from coach.core.step_units import EnvironmentEpisodes, EnvironmentSteps, StepUnit, TrainingSteps
 from coach.environments.environment import Environment
 from coach.errors import CoachError
@@ -220,7 +220,7 @@ class GraphManager(ABC):
                 raise RunInterrupted(self.stop_requested)
             if (
                 checkpoints is not None
-                and self._phase is not RunPhase.EVALUATE
+                and self._phase is not EVALUATE
                 and checkpoints.due(self.env_steps)
             ):
                 self.save_checkpoint()

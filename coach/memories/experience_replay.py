@@ -144,13 +144,15 @@ class ExperienceReplay(Memory):
         return (start + np.arange(count)) % self.capacity
 
     def store(self, transition: Transition) -> None:
+        # Once per environment step: plain comparisons rather than calls where they can be.
         state, next_state, extras = transition.state, transition.next_state, transition.extras
-        count = len(transition)
-        if count > self.capacity:
-            raise CoachError(f"a batch of {count} does not fit a memory of {self.capacity}")
+        count, capacity = len(transition.reward), self.capacity
+        if count > capacity:
+            raise CoachError(f"a batch of {count} does not fit a memory of {capacity}")
         where = self._positions(count)
         # The rows about to be overwritten stop being live first.
-        self._size = min(self._size, self.capacity - count)
+        if self._size > capacity - count:
+            self._size = capacity - count
         for key, column in self.states.items():
             column[where] = state[key]
             self.next_states[key][where] = next_state[key]
@@ -162,17 +164,18 @@ class ExperienceReplay(Memory):
         self.rewards[where] = transition.reward
         self.terminated[where] = transition.terminated
         self.truncated[where] = transition.truncated
-        if extras.keys() != self.extras.keys():
-            raise CoachError(
-                f"this memory stores the columns {sorted(self.extras)} with each step, "
-                f"got {sorted(extras)}"
-            )
-        if self.extras:
+        if extras or self.extras:
+            if extras.keys() != self.extras.keys():
+                raise CoachError(
+                    f"this memory stores the columns {sorted(self.extras)} with each step, "
+                    f"got {sorted(extras)}"
+                )
             for key, column in self.extras.items():
                 column[where] = extras[key]
-        self._position = (self._position + count) % self.capacity
+        self._position = (self._position + count) % capacity
         self._size += count
-        self._filled = min(self._filled + count, self.capacity)
+        if self._filled < capacity:
+            self._filled = min(self._filled + count, capacity)
 
     def sample(self, batch_size: int) -> Batch:
         if self._size == 0:

@@ -201,6 +201,7 @@ class RolloutWorker:
             self.outbox = Outbox()
             # The learner owns the memory: this copy's steps go to it.
             self.agent.memory = self.outbox
+            self.agent.fresh_observations = self.environment.fresh_observations
         except BaseException:
             self.environment.close()
             raise

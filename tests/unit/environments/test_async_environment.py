@@ -105,6 +105,27 @@ def test_answers_as_the_sync_adapter_does(pair: tuple[Environment, Environment])
     assert sync.total_episodes - sync_episodes_before == ended
 
 
+def test_both_keep_their_promise_of_fresh_observations(
+    pair: tuple[Environment, Environment],
+) -> None:
+    """Agents keep these environments' observations as their state without a copy
+    (`Environment.fresh_observations`): no later step or reset may write them."""
+    for env in pair:
+        assert env.fresh_observations
+        kept, ended = [], 0
+        response = env.reset(seed=3)
+        for _ in range(60):  # past several episode ends (time limits of 15 and 20)
+            arrays = [*response.observation.values(), *response.next_observation.values()]
+            kept.append([(array, array.copy()) for array in arrays])
+            response = env.step(np.stack([env.action_space.sample() for _ in range(3)]))
+            ended += int(response.done.sum())
+        env.reset()
+        assert ended > 0
+        for arrays in kept:
+            for array, values in arrays:
+                np.testing.assert_array_equal(array, values)
+
+
 def test_next_observation_is_the_observation_until_an_episode_ends() -> None:
     env = _params("cartpole", "async", num_envs=2, max_episode_steps=3).build()
     try:
