@@ -22,6 +22,7 @@ from gymnasium import spaces
 
 from coach.core.run_phase import HEATUP, RunPhase
 from coach.core.types import ActionInfo, Observation
+from coach.errors import CoachError
 from coach.exploration.exploration_policy import ExplorationPolicy, random_actions
 from coach.networks.network_wrapper import NetworkWrapper
 
@@ -165,3 +166,17 @@ class QPolicy(Policy):
         action = exploration.get_action(values, phase)
         summary = values.mean(axis=1) if self.ensemble else values
         return ActionInfo(action=action, action_values=summary, extras=extras)
+
+
+def action_bounds(
+    space: spaces.Space, device: torch.device, who: str
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """A 1-d Box's low and high bounds as tensors on ``device``; an error naming ``who``
+    needs them for any other space."""
+    if not isinstance(space, spaces.Box) or len(space.shape) != 1:
+        raise CoachError(
+            f"{who} needs a 1-d Box action space, got {space}; a discrete environment needs a "
+            f"discrete agent"
+        )
+    low = torch.as_tensor(space.low, dtype=torch.float32, device=device)
+    return low, torch.as_tensor(space.high, dtype=torch.float32, device=device)

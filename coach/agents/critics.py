@@ -18,9 +18,9 @@ from typing import Any
 
 import torch
 import torch.nn.functional as F
-from gymnasium import spaces
 
 from coach import validation as check
+from coach.agents.acting import action_bounds
 from coach.agents.agent import Agent, AgentParameters
 from coach.agents.algorithm import AlgorithmParameters
 from coach.agents.learning import Learner, td_targets
@@ -134,7 +134,7 @@ class ContinuousActorCritic(Agent):
             )
         super().__init__(params, *args, **kwargs)
         self.actor = self.networks["actor"]
-        self.low, self.high = bounds(self.action_space, self.device, type(self).__name__)
+        self.low, self.high = action_bounds(self.action_space, self.device, type(self).__name__)
 
     def learner_arguments(self) -> dict[str, Any]:
         """`Agent.learner_arguments`, the algorithm and the critics' names."""
@@ -142,22 +142,8 @@ class ContinuousActorCritic(Agent):
             **super().learner_arguments(),
             "algorithm": self.params.algorithm,
             "critic_names": self.critic_names,
-            "bounds": bounds(self.action_space, self.device, type(self).__name__),
+            "bounds": action_bounds(self.action_space, self.device, type(self).__name__),
         }
-
-
-def bounds(
-    space: spaces.Space, device: torch.device, who: str
-) -> tuple[torch.Tensor, torch.Tensor]:
-    """A 1-d Box's low and high bounds as tensors on ``device``; an error naming ``who``
-    needs them for any other space."""
-    if not isinstance(space, spaces.Box) or len(space.shape) != 1:
-        raise CoachError(
-            f"{who} needs a 1-d Box action space, got {space}; a discrete environment needs a "
-            f"discrete agent"
-        )
-    low = torch.as_tensor(space.low, dtype=torch.float32, device=device)
-    return low, torch.as_tensor(space.high, dtype=torch.float32, device=device)
 
 
 class ActorCriticLearner(Learner):

@@ -21,7 +21,7 @@ import numpy as np
 import torch
 from gymnasium import spaces
 
-from coach.agents.acting import Policy
+from coach.agents.acting import Policy, action_bounds
 from coach.agents.agent import Agent, AgentParameters
 from coach.agents.on_policy_learning import (
     Distribution,
@@ -180,10 +180,8 @@ class OnPolicyAgent(Agent):
         super().__init__(params, *args, **kwargs)
         self.actor, self.critic = actor_and_critic(self.networks)
         self.continuous = isinstance(self.action_space, spaces.Box)
-        if isinstance(self.action_space, spaces.Box):
-            space = self.action_space
-            self.low = torch.as_tensor(space.low, dtype=torch.float32, device=self.device)
-            self.high = torch.as_tensor(space.high, dtype=torch.float32, device=self.device)
+        if self.continuous:
+            self.low, self.high = action_bounds(self.action_space, self.device, type(self).__name__)
 
     @property
     def rollout(self) -> Rollout:
