@@ -4,6 +4,8 @@ best agent, evaluated afresh, keeps its promise.
     make golden     (or: python -m tests.learning.golden [--jobs N] [--seeds S ...] [PRESET ...])
 
 Runs the (preset, seed) cases several at once, one process each, up to the number of cores.
+The datasets of the batch presets are made first, by their recipes, where Minari's local
+root (``$MINARI_DATASETS_PATH``, default ``~/.minari/datasets``) does not hold them yet.
 A case trains until its budgets are spent (every one the validation declares: env steps,
 training episodes, epochs over a dataset) or its preset's schedule ends. It passes when
 
@@ -24,6 +26,7 @@ from __future__ import annotations
 import argparse
 import math
 import os
+import subprocess
 import sys
 import tempfile
 import time
@@ -34,6 +37,7 @@ from pathlib import Path
 from typing import Any
 
 from coach.batch.graph_manager import BatchRLGraphManager
+from coach.batch.ids import local_dataset
 from coach.checkpoints import BEST, load_checkpoint
 from coach.core.step_units import EnvironmentEpisodes
 from coach.graph_managers.evaluation import EvaluationResult
@@ -239,6 +243,34 @@ def unrunnable(name: str, seed: int, error: BaseException) -> GoldenResult:
     )
 
 
+def missing_datasets(names: list[str]) -> dict[str, str]:
+    """The datasets the batch presets among ``names`` learn from that are not made yet
+    (not under Minari's local root), each with the recipe that makes it."""
+    missing = {}
+    for name in names:
+        graph = load_preset(name).graph_manager
+        if isinstance(graph, BatchRLGraphManager):
+            params = graph.batch_params
+            if params.dataset_recipe and local_dataset(params.dataset) is None:
+                missing[params.dataset] = params.dataset_recipe
+    return missing
+
+
+def make_dataset(recipe: str) -> str | None:
+    """Run a dataset's recipe (its shell commands) in a scratch folder, with this Python's
+    ``coach`` first on the PATH; ``None`` when it worked, else the last line it printed."""
+    bin_dir = str(Path(sys.executable).parent)
+    env = {**os.environ, "PATH": os.pathsep.join([bin_dir, os.environ.get("PATH", "")])}
+    with tempfile.TemporaryDirectory(prefix="coach-golden-dataset-") as scratch:
+        done = subprocess.run(
+            ["bash", "-e", "-c", recipe], cwd=scratch, env=env, capture_output=True, text=True
+        )
+    if done.returncode == 0:
+        return None
+    lines = (done.stderr + done.stdout).strip().splitlines()
+    return lines[-1] if lines else f"exit status {done.returncode}"
+
+
 def cases(names: list[str] | None = None, seeds: list[int] | None = None) -> list[tuple[str, int]]:
     """Every (preset, seed) a validation asks for (only ``seeds`` of them, if given)."""
     out = []
@@ -285,6 +317,13 @@ def main() -> int:
     started = time.perf_counter()
     results = []
     with ProcessPoolExecutor(args.jobs, mp_context=get_context("spawn")) as pool:
+        # The batch presets' datasets first: made by their recipes where they are missing.
+        recipes = missing_datasets(sorted({name for name, _ in todo}))
+        made = {pool.submit(make_dataset, recipe): dataset for dataset, recipe in recipes.items()}
+        for future in as_completed(made):
+            error = future.result()
+            outcome = f"could not be made: {error}" if error else "made by its recipe"
+            print(f"dataset {made[future]}: {outcome}", flush=True)
         futures = {
             pool.submit(run_case, name, seed, args.num_workers, args.backend): (name, seed)
             for name, seed in todo

@@ -179,19 +179,58 @@ def test_spent_budgets_and_the_promise() -> None:
     assert not meets(ceiling, EvaluationResult(0, [3.5], [1]))
 
 
-def test_a_case_that_cannot_run_fails_alone_with_its_reason(tmp_path: Path) -> None:
-    # A batch preset whose dataset was never made: the run reports it and the table, no
-    # traceback, and exits 1.
-    env = {**os.environ, "MINARI_DATASETS_PATH": str(tmp_path / "empty")}
-    result = subprocess.run(
-        [sys.executable, "-m", "tests.learning.golden", "--jobs", "1", "CartPole_DDQN_BatchRL"],
-        cwd=Path(__file__).resolve().parents[2],
+def _golden(tmp_path: Path, preset: str) -> subprocess.CompletedProcess[str]:
+    """The golden runner on ``preset``, in a subprocess, with a Minari root of its own."""
+    root = Path(__file__).resolve().parents[2]
+    env = {
+        **os.environ,
+        "MINARI_DATASETS_PATH": str(tmp_path / "minari"),
+        "PYTHONPATH": os.pathsep.join([str(root), os.environ.get("PYTHONPATH", "")]),
+    }
+    return subprocess.run(
+        [sys.executable, "-m", "tests.learning.golden", "--jobs", "1", preset],
+        cwd=root,
         env=env,
         capture_output=True,
         text=True,
         timeout=300,
     )
+
+
+def _batch_with_recipe(tmp_path: Path, dataset: str, recipe: str) -> str:
+    text = BATCH.replace(
+        'dataset="test/cartpole-random-v0"', f'dataset="{dataset}", dataset_recipe={recipe!r}'
+    )
+    return _preset(tmp_path, text, period=1, validation="min_reward=5, max_epochs=1")
+
+
+def test_a_missing_dataset_is_made_by_its_recipe_first(tmp_path: Path) -> None:
+    # The recipe runs in a scratch folder with this Python's coach first on the PATH.
+    script = tmp_path / "make.py"
+    preset = _batch_with_recipe(tmp_path, "test/cartpole-random-v0", f"python {script}")
+    script.write_text(
+        "from benchmarks.batch_rl import record_random_dataset\n"
+        "from coach.presets import load_preset\n"
+        f"record_random_dataset(load_preset({preset!r}).graph_manager, 600)\n"
+    )
+    result = _golden(tmp_path, preset)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "dataset test/cartpole-random-v0: made by its recipe" in result.stdout
+    assert (tmp_path / "minari" / "test" / "cartpole-random-v0").is_dir()
+    assert "1 passed, 0 failed" in result.stdout
+    # Made once: the next run finds it.
+    again = _golden(tmp_path, preset)
+    assert again.returncode == 0 and "made by its recipe" not in again.stdout
+
+
+def test_a_case_that_cannot_run_fails_alone_with_its_reason(tmp_path: Path) -> None:
+    # A batch preset whose dataset's recipe fails: the run reports both the recipe's last
+    # words and the case, in the table, with no traceback, and exits 1.
+    recipe = "echo 'no way to make it here' >&2; exit 3"
+    preset = _batch_with_recipe(tmp_path, "test/never-made-v0", recipe)
+    result = _golden(tmp_path, preset)
     assert result.returncode == 1, result.stdout + result.stderr
     assert "Traceback" not in result.stdout + result.stderr
-    assert "did not run: no local Minari dataset 'cartpole/ppo-half-v0'" in result.stdout
+    assert "dataset test/never-made-v0: could not be made: no way to make it here" in result.stdout
+    assert "did not run: no local Minari dataset 'test/never-made-v0'" in result.stdout
     assert "0 passed, 1 failed" in result.stdout
