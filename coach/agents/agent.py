@@ -290,30 +290,7 @@ class Agent:
             done = response.done
             self.input_filter.end_episodes(done)
             self.handle_episode_ended(done, response)
-        self.state = self._next_state(response, next_state)
-
-    def _next_state(self, response: EnvResponse, next_state: Observation) -> Observation:
-        """What to act on next: ``next_state`` where an episode goes on, the filtered first
-        observation where one started; copies, kept past the environment's next step."""
-        if not self.input_filter.filters_observations:
-            # Unfiltered, it is the environment's ``observation`` as it is, new episodes'
-            # first observations included: no copy where the environment makes new arrays
-            # for every response.
-            if self.fresh_observations:
-                return response.observation
-            return {key: value.copy() for key, value in response.observation.items()}
-        state = {}
-        for key, value in next_state.items():  # a loop: cheaper than a comprehension here
-            state[key] = value.copy()
-        started = response.episode_started
-        if any_set(started):
-            rows = np.flatnonzero(started)
-            first = self.input_filter.start_episodes(
-                {k: v[rows] for k, v in response.observation.items()}, rows
-            )
-            for key, value in first.items():
-                state[key][rows] = value
-        return state
+        self.state = self.input_filter.state_after(response, next_state, self.fresh_observations)
 
     def store(self, step: Transition, info: ActionInfo) -> None:
         """Keep a step for learning (default: in the memory, as it is); ``info`` is the

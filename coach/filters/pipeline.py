@@ -12,6 +12,7 @@ from typing import Any
 import numpy as np
 from gymnasium import spaces
 
+from coach.core.types import EnvResponse, Observation, any_set
 from coach.errors import CoachError
 from coach.filters.filter import ActionFilter, ObservationFilter, RewardFilter
 from coach.filters.observation.select_keys import ObservationSelectKeysFilter
@@ -69,6 +70,30 @@ class InputFilter:
         """The first observations of new episodes in the envs ``rows`` (one row each), through
         the filters; filters with per-episode history start it over for those envs."""
         return self._through(observation, lambda f, x: f.start_episodes(x, rows))
+
+    def state_after(
+        self, response: EnvResponse, next_state: Observation, fresh: bool
+    ) -> Observation:
+        """What an agent acts on after ``response``: ``next_state`` (this pipeline's view of
+        ``next_observation``) where an episode goes on, the filtered first observation where
+        one started. Copies, kept past the environment's next step, unless ``fresh``: the
+        environment makes new arrays for every response and no filter changed them."""
+        if not self.filters_observations:
+            # Unfiltered, it is the environment's ``observation`` as it is, new episodes'
+            # first observations included.
+            if fresh:
+                return response.observation
+            return {key: value.copy() for key, value in response.observation.items()}
+        state = {}
+        for key, value in next_state.items():  # a loop: cheaper than a comprehension here
+            state[key] = value.copy()
+        started = response.episode_started
+        if any_set(started):
+            rows = np.flatnonzero(started)
+            first = self.start_episodes({k: v[rows] for k, v in response.observation.items()}, rows)
+            for key, value in first.items():
+                state[key][rows] = value
+        return state
 
     def _through(
         self, observation: dict[str, Any], apply: Callable[[Any, Any], Any]
