@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import pytest
 
-from tests.learning.golden import cases, run_case, table
+from tests.learning.golden import cases, table
+from tests.learning.golden_case import run_case
 
 
 @pytest.mark.learning

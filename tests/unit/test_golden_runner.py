@@ -5,16 +5,21 @@ out of reach, one reached past a budget, a broken ceiling and one lucky evaluati
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
 
 from benchmarks.batch_rl import record_random_dataset
 from coach.batch.graph_manager import BatchRLGraphManager
+from coach.checkpoints import load_checkpoint
 from coach.presets import PresetValidation, load_preset
-from tests.learning.golden import EPISODES, Spent, meets, run_case, table
+from tests.learning import golden_case
+from tests.learning.golden import table
+from tests.learning.golden_case import EPISODES, MARKS, RESULT, Spent, meets, run_case
 
 ONLINE = """
 from coach import (
@@ -234,3 +239,58 @@ def test_a_case_that_cannot_run_fails_alone_with_its_reason(tmp_path: Path) -> N
     assert "dataset test/never-made-v0: could not be made: no way to make it here" in result.stdout
     assert "did not run: no local Minari dataset 'test/never-made-v0'" in result.stdout
     assert "0 passed, 1 failed" in result.stdout
+
+
+def test_a_kept_case_resumes_exactly_where_it_was_interrupted_and_is_not_run_twice(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    preset = _preset(
+        tmp_path,
+        ONLINE,
+        heatup=100,
+        improve=4000,
+        period=500,
+        episodes=2,
+        level="CartPole-v1",
+        validation="min_reward=5, max_env_steps=4100",
+    )
+    whole = run_case(preset, seed=0)  # uninterrupted, in a temporary folder
+
+    # The golden runner keeps the case in runs/Tiny/seed0 and is killed (the whole process
+    # group: the pool's worker too) once a checkpoint and an evaluation are on disk.
+    runs = tmp_path / "runs"
+    case = runs / "Tiny" / "seed0"
+    command = [sys.executable, "-m", "tests.learning.golden", "--jobs", "1"]
+    command += ["--runs", str(runs), "--checkpoint-seconds", "0.2", preset]
+    process = subprocess.Popen(
+        command,
+        cwd=Path(__file__).resolve().parents[2],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+    try:
+        while not ((case / "checkpoints" / "latest").is_file() and (case / MARKS).is_file()):
+            assert process.poll() is None, "the run ended before it could be interrupted"
+            time.sleep(0.02)
+    finally:
+        os.killpg(process.pid, signal.SIGKILL)
+        process.wait()
+    assert not (case / RESULT).exists(), "killed too late: the case had finished"
+
+    loaded: list[str] = []
+
+    def load(path: Path) -> dict[str, object]:
+        state = load_checkpoint(path)
+        loaded.append(Path(str(state["path"])).name)
+        return state
+
+    monkeypatch.setattr(golden_case, "load_checkpoint", load)
+    resumed = run_case(preset, seed=0, folder=case)
+    assert loaded[0].startswith("checkpoint_"), loaded  # resumed, not started over
+    same = ("reached_at", "best", "best_checkpoint", "final", "passed", "why")
+    assert [getattr(resumed, f) for f in same] == [getattr(whole, f) for f in same]
+
+    # Finished: its verdict is read back, nothing trains.
+    monkeypatch.setattr(golden_case, "_run_case", None)
+    assert run_case(preset, seed=0, folder=case) == resumed

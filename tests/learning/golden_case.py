@@ -1,0 +1,280 @@
+"""One golden case: a preset trained on one seed within its validation's budgets, then
+judged on its evaluations, its ``best.pt`` and its final agent (see `tests.learning.golden`,
+which runs the cases and prints the table)."""
+
+from __future__ import annotations
+
+import json
+import math
+import tempfile
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from coach.batch.graph_manager import BatchRLGraphManager
+from coach.checkpoints import BEST, LATEST, load_checkpoint
+from coach.core.step_units import EnvironmentEpisodes
+from coach.graph_managers.evaluation import EvaluationResult
+from coach.graph_managers.graph_manager import GraphManager
+from coach.graph_managers.parameters import RunContext
+from coach.presets import PresetValidation, load_preset
+
+EPISODES = 20
+"""Fresh episodes that evaluate best.pt and the final agent."""
+SEED_OFFSET = 10_000
+"""The fresh evaluations' seed is the training seed plus this: apart from every training
+seed a validation names."""
+
+
+@dataclass(slots=True)
+class Spent:
+    """What a run has spent, in each unit a validation may budget."""
+
+    env_steps: int
+    episodes: int
+    epochs: int
+
+    @classmethod
+    def of(cls, graph: GraphManager) -> Spent:
+        epochs = graph.epoch if isinstance(graph, BatchRLGraphManager) else 0
+        return cls(graph.env_steps, graph.training_episodes, epochs)
+
+    def budgets(self, validation: PresetValidation) -> list[tuple[int, int]]:
+        """(spent, budget) for each budget the validation declares."""
+        pairs = [
+            (self.env_steps, validation.max_env_steps),
+            (self.episodes, validation.max_episodes),
+            (self.epochs, validation.max_epochs),
+        ]
+        return [(used, budget) for used, budget in pairs if budget is not None]
+
+    def within(self, validation: PresetValidation) -> bool:
+        """Within every declared budget."""
+        return all(used <= budget for used, budget in self.budgets(validation))
+
+    def exhausted(self, validation: PresetValidation) -> bool:
+        """Some declared budget is spent: nothing later counts."""
+        return any(used >= budget for used, budget in self.budgets(validation))
+
+
+def meets(validation: PresetValidation, result: EvaluationResult) -> bool:
+    """Whether an evaluation keeps the promise: reaches what it must reach (if anything)
+    and breaks no ceiling."""
+    rate, mean = result.success_rate, result.mean_reward
+    floor = validation.min_reward is not None or validation.min_success_rate is not None
+    return (not floor or validation.reached(mean, rate)) and not validation.broken(rate, mean)
+
+
+def score(validation: PresetValidation, result: EvaluationResult) -> float:
+    """What the table shows of an evaluation: its mean reward, or its success rate when the
+    validation promises nothing about the reward."""
+    rewarded = validation.min_reward is not None or validation.max_reward is not None
+    return result.mean_reward if rewarded else result.success_rate
+
+
+def evaluate_checkpoint(name: str, state: dict[str, Any], seed: int) -> EvaluationResult:
+    """``state``'s agents in a freshly built graph of preset ``name``, on `EPISODES` fresh
+    episodes seeded with ``seed`` (as ``coach -p NAME -crd PATH --evaluate 20`` does)."""
+    graph = load_preset(name).graph_manager
+    graph.create_graph(RunContext(seed=seed, quiet=True))
+    try:
+        graph.load_state_dict(state, whole_run=False)
+        return graph.evaluate(EnvironmentEpisodes(EPISODES))
+    finally:
+        graph.close()
+
+
+@dataclass(slots=True)
+class GoldenResult:
+    preset: str
+    seed: int
+    threshold: str
+    reached_at: int | None
+    """Env steps of the first evaluation within budget that kept the promise (a ceiling:
+    the last evaluation, once the run kept it throughout)."""
+    seconds: float | None
+    """Wall time to ``reached_at``."""
+    best: float
+    """The best evaluation within budget (its mean reward, or success rate)."""
+    best_checkpoint: float | None
+    """best.pt on `EPISODES` fresh episodes; ``None`` without a best.pt."""
+    final: float | None
+    """The last checkpoint on `EPISODES` fresh episodes."""
+    passed: bool
+    why: str
+    """Why it failed ("" when it passed)."""
+
+
+def _verdict(
+    validation: PresetValidation,
+    reached: bool,
+    broken: bool,
+    best: tuple[bool, EvaluationResult] | None,
+) -> str:
+    """Why a case fails, or "" when it passes."""
+    if broken:
+        return "an evaluation within budget broke the ceiling"
+    if not reached:
+        return "no evaluation within budget reached the threshold"
+    if best is None:
+        return f"the run wrote no {BEST}"
+    within, result = best
+    if not within:
+        return f"{BEST} is of an evaluation past the budget"
+    if not meets(validation, result):
+        return f"{BEST} on {EPISODES} fresh episodes does not keep the promise"
+    return ""
+
+
+RESULT = "golden-result.json"
+"""A kept case folder's verdict: a case that has it is not run again."""
+MARKS = "golden-marks.json"
+"""A kept case folder's record of each evaluation: within budget, and the wall time."""
+CHECKPOINT_SECONDS = 1800.0
+"""How often a kept case saves a checkpoint to resume from (with its replay memory)."""
+
+
+def run_case(
+    name: str,
+    seed: int,
+    workers: int | None = None,
+    backend: str = "local",
+    folder: Path | None = None,
+    checkpoint_seconds: float = CHECKPOINT_SECONDS,
+) -> GoldenResult:
+    """Train ``name`` on ``seed`` within its validation's budgets (with ``workers`` rollout
+    workers on ``backend``, if given), then judge the run and its checkpoints.
+
+    In a temporary folder by default. In ``folder`` the case is kept: it saves a checkpoint
+    every ``checkpoint_seconds`` (replay memory included), an interrupted case resumes from
+    its latest one (exactly, as ``coach --resume`` does), and a finished case's verdict is
+    read back instead of training again.
+    """
+    if folder is None:
+        with tempfile.TemporaryDirectory() as directory:
+            return _run_case(name, seed, workers, backend, Path(directory), None)
+    if (folder / RESULT).is_file():
+        return GoldenResult(**json.loads((folder / RESULT).read_text()))
+    folder.mkdir(parents=True, exist_ok=True)
+    result = _run_case(name, seed, workers, backend, folder, checkpoint_seconds)
+    (folder / RESULT).write_text(json.dumps(asdict(result)))
+    return result
+
+
+def _run_case(
+    name: str,
+    seed: int,
+    workers: int | None,
+    backend: str,
+    directory: Path,
+    checkpoint_seconds: float | None,
+) -> GoldenResult:
+    preset = load_preset(name)
+    validation = preset.validation
+    assert validation is not None, f"{name} declares no validation"
+    graph = preset.graph_manager
+    if workers is not None:
+        from coach.parallel.distributed import DistributedGraphManager
+        from coach.parallel.parameters import DistributedParameters
+
+        graph = DistributedGraphManager(
+            graph, DistributedParameters(num_workers=workers, backend=backend)
+        )
+    kept = checkpoint_seconds is not None
+    resume = None
+    if kept and (directory / "checkpoints" / LATEST).is_file():
+        resume = load_checkpoint(directory)
+    # For each evaluation: whether it came within every budget, and the wall time since
+    # the run started (across its resumptions).
+    marks: list[tuple[bool, float]] = []
+    offset = 0.0
+    start = time.perf_counter()
+
+    def stop_when(result: EvaluationResult) -> bool:
+        spent = Spent.of(graph)
+        marks.append((spent.within(validation), offset + time.perf_counter() - start))
+        if kept:
+            (directory / MARKS).write_text(json.dumps(marks))
+        broken = any(
+            inside and validation.broken(e.success_rate, e.mean_reward)
+            for e, (inside, _) in zip(graph.evaluations, marks, strict=True)
+        )
+        # Train to the end of the budgets (a preset may train for longer), so that the
+        # final agent shows what became of the best one.
+        return broken or spent.exhausted(validation)
+
+    graph.stop_when = stop_when
+    context = RunContext(seed=seed, experiment_dir=directory, quiet=True, resume=resume)
+    if kept:
+        context.checkpoint_seconds, context.save_memory = checkpoint_seconds, True
+        context.keep_checkpoints = 2
+    graph.create_graph(context)
+    try:
+        if resume is not None:  # the evaluations the checkpoint holds keep their marks
+            old = [tuple(m) for m in json.loads((directory / MARKS).read_text())]
+            marks[:] = old[: len(graph.evaluations)]  # type: ignore[arg-type]
+            offset = marks[-1][1] if marks else 0.0
+        graph.improve()
+        final_path = graph.save_checkpoint()  # as the CLI's run ends, early stop or not
+    finally:
+        graph.close()
+    evaluations = graph.evaluations
+    within = [inside for inside, _ in marks]
+    broken = any(
+        inside and validation.broken(e.success_rate, e.mean_reward)
+        for e, inside in zip(evaluations, within, strict=True)
+    )
+    reached: tuple[int, float] | None = None
+    if validation.ceiling():
+        if not broken and any(within):
+            # A ceiling holds once the run kept it within its whole budget.
+            last = max(i for i, inside in enumerate(within) if inside)
+            reached = (evaluations[last].env_steps, marks[last][1])
+    else:
+        first = [i for i, e in enumerate(evaluations) if within[i] and meets(validation, e)]
+        if first:
+            reached = (evaluations[first[0]].env_steps, marks[first[0]][1])
+    evaluation_seed = seed + SEED_OFFSET
+    best: tuple[bool, EvaluationResult] | None = None
+    best_path = directory / "checkpoints" / BEST
+    if best_path.is_file():
+        state = load_checkpoint(best_path)
+        # best.pt was saved right after the evaluation that made it the best so far.
+        index = len(state["evaluations"]) - 1
+        best = (within[index], evaluate_checkpoint(name, state, evaluation_seed))
+    assert final_path is not None
+    final = evaluate_checkpoint(name, load_checkpoint(final_path), evaluation_seed)
+    scores = [score(validation, e) for e, inside in zip(evaluations, within, strict=True) if inside]
+    why = _verdict(validation, reached is not None, broken, best)
+    return GoldenResult(
+        preset=name,
+        seed=seed,
+        threshold=validation.describe(),
+        reached_at=reached[0] if reached is not None else None,
+        seconds=reached[1] if reached is not None else None,
+        best=max((s for s in scores if not math.isnan(s)), default=math.nan),
+        best_checkpoint=score(validation, best[1]) if best is not None else None,
+        final=score(validation, final),
+        passed=not why,
+        why=why,
+    )
+
+
+def unrunnable(name: str, seed: int, error: BaseException) -> GoldenResult:
+    """The failed result of a case that raised before it could be judged (a batch preset
+    whose dataset was never made, say), with the error's first line as the reason."""
+    validation = load_preset(name).validation
+    first_line = (str(error).splitlines() or [type(error).__name__])[0]
+    return GoldenResult(
+        preset=name,
+        seed=seed,
+        threshold=validation.describe() if validation is not None else "-",
+        reached_at=None,
+        seconds=None,
+        best=math.nan,
+        best_checkpoint=None,
+        final=None,
+        passed=False,
+        why=f"did not run: {first_line}",
+    )
