@@ -67,13 +67,13 @@ def _preset(tmp_path: Path, text: str, **fields: object) -> str:
     return str(path)
 
 
-def _cartpole(tmp_path: Path, validation: str) -> str:
+def _cartpole(tmp_path: Path, validation: str, improve: int = 300, period: int = 100) -> str:
     return _preset(
         tmp_path,
         ONLINE,
         heatup=100,
-        improve=300,
-        period=100,
+        improve=improve,
+        period=period,
         episodes=2,
         level="CartPole-v1",
         validation=validation,
@@ -244,16 +244,7 @@ def test_a_case_that_cannot_run_fails_alone_with_its_reason(tmp_path: Path) -> N
 def test_a_kept_case_resumes_exactly_where_it_was_interrupted_and_is_not_run_twice(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    preset = _preset(
-        tmp_path,
-        ONLINE,
-        heatup=100,
-        improve=4000,
-        period=500,
-        episodes=2,
-        level="CartPole-v1",
-        validation="min_reward=5, max_env_steps=4100",
-    )
+    preset = _cartpole(tmp_path, "min_reward=5, max_env_steps=4100", improve=4000, period=500)
     whole = run_case(preset, seed=0)  # uninterrupted, in a temporary folder
 
     # The golden runner keeps the case in runs/Tiny/seed0 and is killed (the whole process
