@@ -135,6 +135,16 @@ CHECKPOINT_SECONDS = 1800.0
 """How often a kept case saves a checkpoint to resume from (with its replay memory)."""
 
 
+def _broken(
+    validation: PresetValidation, evaluations: list[EvaluationResult], within: list[bool]
+) -> bool:
+    """Whether an evaluation within every budget broke the validation's ceiling."""
+    return any(
+        inside and validation.broken(e.success_rate, e.mean_reward)
+        for e, inside in zip(evaluations, within, strict=True)
+    )
+
+
 def run_case(
     name: str,
     seed: int,
@@ -196,10 +206,7 @@ def _run_case(
         marks.append((spent.within(validation), offset + time.perf_counter() - start))
         if kept:
             (directory / MARKS).write_text(json.dumps(marks))
-        broken = any(
-            inside and validation.broken(e.success_rate, e.mean_reward)
-            for e, (inside, _) in zip(graph.evaluations, marks, strict=True)
-        )
+        broken = _broken(validation, graph.evaluations, [inside for inside, _ in marks])
         # Train to the end of the budgets (a preset may train for longer), so that the
         # final agent shows what became of the best one.
         return broken or spent.exhausted(validation)
@@ -221,10 +228,7 @@ def _run_case(
         graph.close()
     evaluations = graph.evaluations
     within = [inside for inside, _ in marks]
-    broken = any(
-        inside and validation.broken(e.success_rate, e.mean_reward)
-        for e, inside in zip(evaluations, within, strict=True)
-    )
+    broken = _broken(validation, evaluations, within)
     reached: tuple[int, float] | None = None
     if validation.ceiling():
         if not broken and any(within):
