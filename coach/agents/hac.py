@@ -122,6 +122,7 @@ class HACAgent(DDPGAgent):
         self.sets_goals = False
         """Whether the level's actions are subgoals for a level below (`join_hierarchy`)."""
         self.subgoal_penalty = -1.0
+        self.penalized: TakesSubgoalPenalties | None = None
         """The reward of a missed subgoal test: minus the level's horizon."""
 
     def join_hierarchy(
@@ -145,6 +146,9 @@ class HACAgent(DDPGAgent):
                 f"HierarchicalHindsightExperienceReplayParameters"
             )
         self.sets_goals = sets_goals
+        memory = self.memory
+        self.penalized = memory if isinstance(memory, TakesSubgoalPenalties) else None
+        """The memory that takes subgoal penalties (checked once, not on every store)."""
         assert isinstance(self.policy, SubgoalTestingPolicy)
         self.policy.sets_goals = sets_goals
         if isinstance(self.learner, HACLearner):
@@ -171,15 +175,15 @@ class HACAgent(DDPGAgent):
         step.reward = algorithm.goal_reward.reward(
             reached, step.next_state[algorithm.desired_goal_key]
         )
-        memory = self.memory
-        assert isinstance(memory, TakesSubgoalPenalties)
+        penalized = self.penalized
+        assert penalized is not None, "a level that sets goals has a hierarchical memory"
         # The memory stores the subgoal reached as the action (hindsight action transition).
-        memory.store(step)
+        self.memory.store(step)
         if "subgoal_test" in info.extras:
             missed = ~algorithm.goal_reward.reached(reached.reshape(proposed.shape), proposed)
             rows = np.flatnonzero(missed)
             if len(rows):
-                memory.store_subgoal_penalty(
+                penalized.store_subgoal_penalty(
                     {k: v[rows] for k, v in step.state.items()},
                     proposed[rows],
                     self.subgoal_penalty,
