@@ -5,6 +5,12 @@ BIN := $(VENV)/bin
 # The CPU build of torch goes in first: an unpinned torch would pull a multi-GB CUDA build.
 TORCH_CPU ?= torch==2.13.0
 STAMP := $(VENV)/.installed
+# pip compiles every module it installs (torch alone has 2,285, a minute of one core), though a
+# run imports a third of them: install without compiling, and let Python cache the bytecode of
+# what is imported, on first import. A shell that turns that cache off would make every process
+# compile torch again, so the recipes write it whatever the caller's environment says.
+unexport PYTHONDONTWRITEBYTECODE
+PIP := $(BIN)/python -m pip install --quiet --no-compile
 
 .PHONY: install run test lint golden bench clean
 
@@ -12,16 +18,16 @@ install: $(STAMP)
 
 $(STAMP): setup.cfg pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet "$(TORCH_CPU)"
-	$(BIN)/python -m pip install --quiet -e ".[dev,video,atari,mujoco,box2d,ray]"
+	$(PIP) --upgrade pip
+	$(PIP) "$(TORCH_CPU)"
+	$(PIP) -e ".[dev,video,atari,mujoco,box2d,ray]"
 	touch $(STAMP)
 
 run: install
 	$(BIN)/coach -p CartPole_DQN
 
 test: install
-	$(BIN)/python -m pytest -q -n auto --dist loadgroup
+	$(BIN)/python -m pytest -q -n auto --dist loadgroup --durations=15
 
 lint: install
 	$(BIN)/ruff check .
