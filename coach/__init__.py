@@ -6,61 +6,78 @@ The names a preset writer needs::
                        GymEnvironmentParameters, ScheduleParameters)
 """
 
-from coach.agents import (
-    ActorCriticAgentParameters,
-    Agent,
-    AgentParameters,
-    AlgorithmParameters,
-    BootstrappedDQNAgentParameters,
-    CategoricalDQNAgentParameters,
-    ClippedPPOAgentParameters,
-    DDPGAgentParameters,
-    DDQNAgentParameters,
-    DQNAgent,
-    DQNAgentParameters,
-    NStepQAgentParameters,
-    PolicyGradientsAgentParameters,
-    PPOAgentParameters,
-    QRDQNAgentParameters,
-    RainbowAgentParameters,
-    SACAgentParameters,
-    TD3AgentParameters,
-)
-from coach.core import (
-    ActionInfo,
-    Batch,
-    EnvironmentEpisodes,
-    EnvironmentSteps,
-    EnvResponse,
-    RunPhase,
-    TrainingSteps,
-    Transition,
-)
-from coach.environments import GymEnvironmentParameters
-from coach.errors import CoachError
-from coach.exploration import EGreedyParameters
-from coach.exploration.boltzmann import BoltzmannParameters
-from coach.exploration.ensemble import BootstrappedParameters, UCBParameters
-from coach.filters import InputFilter, OutputFilter
-from coach.graph_managers import BasicRLGraphManager, GraphManager, RunContext, ScheduleParameters
-from coach.level_manager import LevelManager
-from coach.memories import ExperienceReplayParameters, PrioritizedExperienceReplayParameters
-from coach.networks import (
-    BootstrappedQHeadParameters,
-    CategoricalQHeadParameters,
-    InputEmbedderParameters,
-    MiddlewareParameters,
-    NetworkParameters,
-    QHeadParameters,
-    QuantileQHeadParameters,
-)
-from coach.presets import PresetValidation
-from coach.schedules import (
-    ConstantSchedule,
-    ExponentialSchedule,
-    LinearSchedule,
-    PieceWiseSchedule,
-)
+import gc as _gc
+
+# Importing torch and the framework makes a few hundred thousand objects that live as long as
+# the process. The collector, run over and over while they are made, frees none of them and
+# costs about a second of every start (each `coach` command, rollout worker and test process),
+# so it waits until the imports are done.
+_collecting = _gc.isenabled()
+_gc.disable()
+try:
+    from coach.agents import (
+        ActorCriticAgentParameters,
+        Agent,
+        AgentParameters,
+        AlgorithmParameters,
+        BootstrappedDQNAgentParameters,
+        CategoricalDQNAgentParameters,
+        ClippedPPOAgentParameters,
+        DDPGAgentParameters,
+        DDQNAgentParameters,
+        DQNAgent,
+        DQNAgentParameters,
+        NStepQAgentParameters,
+        PolicyGradientsAgentParameters,
+        PPOAgentParameters,
+        QRDQNAgentParameters,
+        RainbowAgentParameters,
+        SACAgentParameters,
+        TD3AgentParameters,
+    )
+    from coach.core import (
+        ActionInfo,
+        Batch,
+        EnvironmentEpisodes,
+        EnvironmentSteps,
+        EnvResponse,
+        RunPhase,
+        TrainingSteps,
+        Transition,
+    )
+    from coach.environments import GymEnvironmentParameters
+    from coach.errors import CoachError
+    from coach.exploration import EGreedyParameters
+    from coach.exploration.boltzmann import BoltzmannParameters
+    from coach.exploration.ensemble import BootstrappedParameters, UCBParameters
+    from coach.filters import InputFilter, OutputFilter
+    from coach.graph_managers import (
+        BasicRLGraphManager,
+        GraphManager,
+        RunContext,
+        ScheduleParameters,
+    )
+    from coach.level_manager import LevelManager
+    from coach.memories import ExperienceReplayParameters, PrioritizedExperienceReplayParameters
+    from coach.networks import (
+        BootstrappedQHeadParameters,
+        CategoricalQHeadParameters,
+        InputEmbedderParameters,
+        MiddlewareParameters,
+        NetworkParameters,
+        QHeadParameters,
+        QuantileQHeadParameters,
+    )
+    from coach.presets import PresetValidation
+    from coach.schedules import (
+        ConstantSchedule,
+        ExponentialSchedule,
+        LinearSchedule,
+        PieceWiseSchedule,
+    )
+finally:
+    if _collecting:
+        _gc.enable()
 
 __version__ = "0.1.0"
 
