@@ -10,8 +10,9 @@ import gc as _gc
 
 # Importing torch and the framework makes a few hundred thousand objects that live as long as
 # the process. The collector, run over and over while they are made, frees none of them and
-# costs about a second of every start (each `coach` command, rollout worker and test process),
-# so it waits until the imports are done.
+# costs about a second of every start (each `coach` command, rollout worker and test
+# process): it waits until the imports are done, and what exists then is frozen (never
+# examined again; freed as usual when its last reference goes, not if it ends in a cycle).
 _collecting = _gc.isenabled()
 _gc.disable()
 try:
@@ -76,6 +77,7 @@ try:
         PieceWiseSchedule,
     )
 finally:
+    _gc.freeze()
     if _collecting:
         _gc.enable()
 
