@@ -12,11 +12,12 @@ training episodes, epochs over a dataset) or its preset's schedule ends. It pass
 
 - an evaluation within every budget reached the threshold (for a ceiling: no evaluation
   within the budgets broke it), and
-- the run's ``checkpoints/best.pt`` (the run after its best evaluation, saved within the
-  budgets), loaded into a freshly built graph of the preset and evaluated on 20 fresh
-  episodes with a seed of its own, meets the threshold too (averages at least the reward,
-  reaches the success rate; for a ceiling, stays below it): one lucky evaluation is not
-  enough.
+- the run's ``checkpoints/best.pt`` as it was after its best evaluation within the budgets
+  (the run goes on to its first evaluation past them, which may write best.pt again; the
+  runner keeps the earlier one aside as ``golden-best.pt``), loaded into a freshly built
+  graph of the preset and evaluated on 20 fresh episodes with a seed of its own, meets the
+  threshold too (averages at least the reward, reaches the success rate; for a ceiling,
+  stays below it): one lucky evaluation is not enough.
 
 The table also shows the final agent (the run's last checkpoint, evaluated the same way), so
 that a run that peaks and then collapses is visible. Exits 1 if any case fails.

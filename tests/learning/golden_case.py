@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import math
+import shutil
 import tempfile
 import time
 from dataclasses import asdict, dataclass
@@ -14,7 +15,7 @@ from typing import Any
 
 from coach.batch.graph_manager import BatchRLGraphManager
 from coach.checkpoints import BEST, LATEST, load_checkpoint
-from coach.core.step_units import EnvironmentEpisodes
+from coach.core.step_units import EnvironmentEpisodes, StepUnit
 from coach.graph_managers.evaluation import EvaluationResult
 from coach.graph_managers.graph_manager import GraphManager
 from coach.graph_managers.parameters import RunContext
@@ -131,6 +132,10 @@ RESULT = "golden-result.json"
 """A kept case folder's verdict: a case that has it is not run again."""
 MARKS = "golden-marks.json"
 """A kept case folder's record of each evaluation: within budget, and the wall time."""
+BEST_WITHIN = "golden-best.pt"
+"""A copy of best.pt as it was after the best evaluation within every budget: a run goes on
+to its first evaluation past a budget (a hierarchy's steps overshoot any boundary), and that
+evaluation may write best.pt again."""
 CHECKPOINT_SECONDS = 1800.0
 """How often a kept case saves a checkpoint to resume from (with its replay memory)."""
 
@@ -212,6 +217,17 @@ def _run_case(
         return broken or spent.exhausted(validation)
 
     graph.stop_when = stop_when
+    best_path, best_within = directory / "checkpoints" / BEST, directory / BEST_WITHIN
+    evaluation_period = graph.evaluation_period
+
+    def keep_best_within(steps: StepUnit) -> None:
+        before = best_path.stat().st_mtime_ns if best_path.is_file() else None
+        evaluation_period(steps)  # its evaluation's mark is the last one now
+        written = best_path.is_file() and best_path.stat().st_mtime_ns != before
+        if written and marks and marks[-1][0]:
+            shutil.copyfile(best_path, best_within)
+
+    graph.evaluation_period = keep_best_within  # type: ignore[method-assign]
     context = RunContext(seed=seed, experiment_dir=directory, quiet=True, resume=resume)
     if kept:
         context.checkpoint_seconds, context.save_memory = checkpoint_seconds, True
@@ -241,9 +257,8 @@ def _run_case(
             reached = (evaluations[first[0]].env_steps, marks[first[0]][1])
     evaluation_seed = seed + SEED_OFFSET
     best: tuple[bool, EvaluationResult] | None = None
-    best_path = directory / "checkpoints" / BEST
-    if best_path.is_file():
-        state = load_checkpoint(best_path)
+    if best_within.is_file():
+        state = load_checkpoint(best_within)
         # best.pt was saved right after the evaluation that made it the best so far.
         index = len(state["evaluations"]) - 1
         best = (within[index], evaluate_checkpoint(name, state, evaluation_seed))

@@ -16,6 +16,7 @@ import pytest
 from benchmarks.batch_rl import record_random_dataset
 from coach.batch.graph_manager import BatchRLGraphManager
 from coach.checkpoints import load_checkpoint
+from coach.graph_managers.evaluation import EvaluationResult
 from coach.presets import PresetValidation, load_preset
 from tests.learning import golden_case
 from tests.learning.golden import missing_datasets, table
@@ -287,3 +288,20 @@ def test_a_kept_case_resumes_exactly_where_it_was_interrupted_and_is_not_run_twi
     # Finished: its verdict is read back, nothing trains.
     monkeypatch.setattr(golden_case, "_run_case", None)
     assert run_case(preset, seed=0, folder=case) == resumed
+
+
+def test_the_best_agent_is_the_best_within_the_budget(tmp_path: Path) -> None:
+    """The run goes on to its first evaluation past the budget (at 300 env steps, past 250),
+    which here scores higher than the one within it (at 200) and so writes best.pt again:
+    what is judged is the run after the evaluation at 200, the best within the budget."""
+    preset = _cartpole(tmp_path, "min_reward=5, max_env_steps=250", improve=1000)
+    # Seed 4: the seed of 0 to 4 whose evaluation at 300 beats the one at 200.
+    result = run_case(preset, seed=4, folder=tmp_path / "case")
+    run = tmp_path / "case"
+    saved = load_checkpoint(run / "checkpoints" / "best.pt")["evaluations"]
+    evaluations = [EvaluationResult(*e) for e in saved]
+    assert [e.env_steps for e in evaluations] == [200, 300]
+    assert evaluations[1].mean_reward > evaluations[0].mean_reward  # best.pt is past it
+    kept = load_checkpoint(run / golden_case.BEST_WITHIN)["evaluations"]
+    assert [EvaluationResult(*e).env_steps for e in kept] == [200]
+    assert result.passed and result.why == "" and result.reached_at == 200
