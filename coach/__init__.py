@@ -80,6 +80,7 @@ finally:
     _gc.freeze()
     if _collecting:
         _gc.enable()
+    del _collecting
 
 __version__ = "0.1.0"
 

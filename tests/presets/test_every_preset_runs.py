@@ -153,6 +153,11 @@ def test_every_preset_promises_a_reward() -> None:
         assert validation.max_env_steps or validation.max_episodes or validation.max_epochs
 
 
+ATARI_HEATUP, ATARI_TRAINING = 4000, 200
+"""The Atari presets' steps in the default run: dozens of episodes of heatup through the frame
+store, then 50 gradient steps of the Nature CNN."""
+
+
 @pytest.mark.parametrize("name", ATARI)
 def test_atari_preset_runs_4200_steps(name: str, tmp_path: Path) -> None:
     """Atari presets in the default run: 4,200 steps (4,000 of heatup, dozens of episodes
@@ -162,9 +167,9 @@ def test_atari_preset_runs_4200_steps(name: str, tmp_path: Path) -> None:
     preset = load_preset(name)
     roots = preset.graph_manager.parameters()
     for path, value in {
-        "schedule.heatup_steps": "EnvironmentSteps(4000)",
-        "schedule.improve_steps": "EnvironmentSteps(200)",
-        "schedule.steps_between_evaluation_periods": "EnvironmentSteps(200)",
+        "schedule.heatup_steps": f"EnvironmentSteps({ATARI_HEATUP})",
+        "schedule.improve_steps": f"EnvironmentSteps({ATARI_TRAINING})",
+        "schedule.steps_between_evaluation_periods": f"EnvironmentSteps({ATARI_TRAINING})",
         "schedule.evaluation_steps": "EnvironmentSteps(500)",
     }.items():
         set_parameter(roots, path, value)
@@ -174,12 +179,13 @@ def test_atari_preset_runs_4200_steps(name: str, tmp_path: Path) -> None:
     try:
         graph.improve()
         agent = graph.top_level.agent
-        assert graph.env_steps == 4200 and agent.training_steps > 0
+        steps = ATARI_HEATUP + ATARI_TRAINING
+        assert graph.env_steps == steps and agent.training_steps > 0
         assert agent.state["observation"].shape == (1, 4, 84, 84)
-        assert len(agent.memory) == 4200
+        assert len(agent.memory) == steps
         # Each frame stored once: no more frames than transitions and episode starts.
         frames = agent.memory.frame_stores["observation"]
-        assert frames.written <= 4200 + agent.episodes + 1
-        assert len(graph.evaluations) == 1 and graph.evaluations[0].env_steps == 4200
+        assert frames.written <= steps + agent.episodes + 1
+        assert len(graph.evaluations) == 1 and graph.evaluations[0].env_steps == steps
     finally:
         graph.close()
