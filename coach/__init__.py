@@ -68,6 +68,7 @@ try:
         NetworkParameters,
         QHeadParameters,
         QuantileQHeadParameters,
+        RecurrentParameters,
     )
     from coach.presets import PresetValidation
     from coach.schedules import (
@@ -130,6 +131,7 @@ __all__ = [
     "QRDQNAgentParameters",
     "QuantileQHeadParameters",
     "RainbowAgentParameters",
+    "RecurrentParameters",
     "RunContext",
     "RunPhase",
     "SACAgentParameters",

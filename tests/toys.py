@@ -66,6 +66,47 @@ class CountingEnvironment(Environment):
         )
 
 
+class StaggeredEpisodes(Environment):
+    """Copy ``i``'s episodes last ``lengths[i]`` steps and end in a terminal state, so that
+    the copies start episodes at different steps. Observation = (step in the episode + 1,
+    copy index); reward 1 per step."""
+
+    def __init__(self, lengths: tuple[int, ...] = (3, 5, 7)) -> None:
+        self.lengths = np.asarray(lengths)
+        self.num_envs = len(lengths)
+        self.observation_space = spaces.Dict({"observation": spaces.Box(0, 1e6, (2,))})
+        self.action_space = spaces.Discrete(2)
+        self.t = np.zeros(self.num_envs, dtype=np.int64)
+        self.total_steps = 0
+        self.total_episodes = 0
+
+    def _obs(self) -> dict[str, np.ndarray]:
+        copies = np.arange(self.num_envs)
+        return {"observation": np.stack([self.t + 1, copies], axis=1).astype(np.float32)}
+
+    def reset(self, seed: int | None = None) -> EnvResponse:
+        self.t[:] = 0
+        return EnvResponse.first(self._obs(), self.num_envs)
+
+    def step(self, action: np.ndarray) -> EnvResponse:
+        self.t += 1
+        self.total_steps += self.num_envs
+        terminated = self.t >= self.lengths
+        next_obs = self._obs()
+        ret, length = self.t.astype(np.float64), self.t.copy()
+        self.total_episodes += int(terminated.sum())
+        self.t[terminated] = 0
+        return EnvResponse(
+            self._obs(),
+            np.ones(self.num_envs, dtype=np.float32),
+            terminated,
+            np.zeros(self.num_envs, dtype=bool),
+            next_obs,
+            ret,
+            length,
+        )
+
+
 class ScriptedPolicy(Policy):
     """Acts as a function of the state says."""
 

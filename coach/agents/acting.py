@@ -1,8 +1,8 @@
 """An agent's acting side: its policy, from (filtered) states to actions.
 
 A `Policy` holds what acting needs and nothing of learning: the networks it reads (online
-weights only), the exploration, the per-copy acting state (none yet for feed-forward
-policies; a recurrent hidden state later), and whether it logs its behaviour for a dataset
+weights only), the exploration, the per-copy acting state (the hidden states of recurrent
+networks, `coach.agents.hidden_state`), and whether it logs its behaviour for a dataset
 being recorded. Agents compose one (`Agent.policy`) with their learning code; rollout
 workers, evaluation and dataset recording drive the policy alone, through `Policy.act`.
 
@@ -20,6 +20,7 @@ import numpy as np
 import torch
 from gymnasium import spaces
 
+from coach.agents.hidden_state import HiddenStates
 from coach.core.run_phase import HEATUP, RunPhase
 from coach.core.types import ActionInfo, Observation
 from coach.errors import CoachError
@@ -40,6 +41,8 @@ class Policy(ABC):
         torch_generator: The agent's torch generator, on the agent's device (sampling).
         device: The device of the networks the policy reads.
         exploration: The exploration policy, if the agent has one.
+        networks: The agent's networks by name: the recurrent ones carry a hidden state per
+            copy (`hidden`).
     """
 
     def __init__(
@@ -50,6 +53,7 @@ class Policy(ABC):
         torch_generator: torch.Generator,
         device: torch.device,
         exploration: ExplorationPolicy | None = None,
+        networks: dict[str, NetworkWrapper] | None = None,
     ) -> None:
         self.action_space = action_space
         self.num_envs = num_envs
@@ -62,19 +66,38 @@ class Policy(ABC):
         self.log_behaviour = False
         """Give each action's probability with it (`ActionInfo.extras`): a dataset is being
         recorded (`coach.batch.recording`)."""
+        self.hidden = HiddenStates(networks or {}, num_envs)
+        """The hidden states of the recurrent networks, per copy (empty: feed-forward)."""
         self._random_block: np.ndarray = np.empty(0)
         self._random_cursor = 0
 
     def act(self, state: Observation, phase: RunPhase) -> ActionInfo:
         """The actions for a batch of (filtered) states: uniform at random in heatup, the
-        policy's own (with exploration in training) otherwise."""
+        policy's own (with exploration in training) otherwise. Recurrent networks step
+        their hidden states either way, and the step stores them (`HiddenStates.advance`)."""
         if phase is HEATUP:
-            return ActionInfo(self.random_actions())
-        return self.decide(state, phase)
+            info = ActionInfo(self.random_actions())
+            if self.hidden:
+                self.hidden.run_all(self.tensors(state))
+        else:
+            info = self.decide(state, phase)
+        if self.hidden:
+            info.memory_extras.update(self.hidden.advance())
+        return info
 
     @abstractmethod
     def decide(self, state: Observation, phase: RunPhase) -> ActionInfo:
         """The policy's actions in training (exploring) or evaluation (greedy)."""
+
+    def outputs(
+        self, network: NetworkWrapper, inputs: dict[str, torch.Tensor]
+    ) -> dict[str, torch.Tensor]:
+        """A network's outputs for a batch of states, as `decide` reads them: a recurrent
+        network's from the copies' hidden states (`HiddenStates.run`)."""
+        if network.recurrent:
+            return self.hidden.run(network, inputs)
+        outputs: dict[str, torch.Tensor] = network(inputs)
+        return outputs
 
     def tensors(self, observation: Observation) -> dict[str, torch.Tensor]:
         """A batch of observations as tensors on the policy's device."""
@@ -94,12 +117,20 @@ class Policy(ABC):
         if self.exploration is not None:
             self.exploration.episode_ended(done)
 
+    def episodes_started(self, copies: np.ndarray) -> None:
+        """Episodes begin in the copies ``copies`` (a (B,) mask): their hidden states are
+        zeroed before their next step."""
+        if self.hidden:
+            self.hidden.start(copies)
+
     def state_dict(self) -> dict[str, Any]:
-        """The exploration's state and heatup's random block, for checkpoints."""
+        """The exploration's state, heatup's random block and the hidden states, for
+        checkpoints."""
         return {
             "exploration": self.exploration.state_dict() if self.exploration else {},
             "random_block": self._random_block,
             "random_cursor": self._random_cursor,
+            "hidden": self.hidden.state_dict() if self.hidden else None,
         }
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
@@ -108,6 +139,8 @@ class Policy(ABC):
             self.exploration.load_state_dict(state["exploration"])
         self._random_block = state["random_block"]
         self._random_cursor = int(state["random_cursor"])
+        if self.hidden:
+            self.hidden.load_state_dict(state["hidden"])
 
 
 QValues = Callable[[dict[str, torch.Tensor]], torch.Tensor]

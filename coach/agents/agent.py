@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import copy
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 import torch
@@ -30,8 +30,10 @@ from gymnasium import spaces
 from coach import validation as check
 from coach.agents.acting import Policy
 from coach.agents.algorithm import AlgorithmParameters
+from coach.agents.hidden_state import recurrent_extras
 from coach.agents.learning import Clock, Learner
 from coach.agents.log import AgentLog, NullLog, log_ended_episodes
+from coach.agents.networks import build_networks
 from coach.core.run_phase import EVALUATE, TRAIN, RunPhase
 from coach.core.types import ActionInfo, EnvResponse, Observation, Transition, any_set
 from coach.errors import CoachError
@@ -39,7 +41,6 @@ from coach.exploration.exploration_policy import ExplorationParameters
 from coach.filters.pipeline import InputFilter, OutputFilter
 from coach.memories.experience_replay import ReplayParameters
 from coach.memories.memory import MemoryParameters
-from coach.networks.network_wrapper import NetworkWrapper
 from coach.networks.parameters import NetworkParameters
 from coach.validation import InvalidParameter
 
@@ -88,6 +89,10 @@ class AgentParameters:
 class Agent:
     """The shared part of every agent.
 
+    An agent whose algorithm learns over sequences (``recurrent = True``) may have networks
+    with a recurrent middleware: its policy carries their hidden states per copy, and its
+    memory keeps them with every step (`coach.agents.hidden_state`).
+
     Args:
         params: The agent's parameters.
         observation_space: The environment's observation space (before the input filter).
@@ -100,6 +105,9 @@ class Agent:
             without it the agent only acts and stores into the memory it is given
             (a rollout worker's).
     """
+
+    recurrent: ClassVar[bool] = False
+    """Whether the algorithm learns recurrent networks (over stored sequences)."""
 
     def __init__(
         self,
@@ -134,7 +142,10 @@ class Agent:
         self.action_space = self.output_filter.bind(action_space)
         self.memory = (
             params.memory.build(
-                self.observation_space, self.action_space, self.rng, self.memory_extras()
+                self.observation_space,
+                self.action_space,
+                self.rng,
+                {**self.memory_extras(), **recurrent_extras(params.network_wrappers)},
             )
             if params.memory is not None and learns
             else None
@@ -144,12 +155,16 @@ class Agent:
             if params.exploration is not None
             else None
         )
-        self.networks = {
-            name: NetworkWrapper(
-                p, self._inputs_space(p), self.action_space, self.device, initialization, learns
-            )
-            for name, p in params.network_wrappers.items()
-        }
+        self.networks = build_networks(
+            type(self).__name__,
+            self.recurrent,
+            params.network_wrappers,
+            self.observation_space,
+            self.action_space,
+            self.device,
+            initialization,
+            learns,
+        )
         self.phase = RunPhase.HEATUP
         self.state: Observation = {}
         """The current filtered observation the agent acts on."""
@@ -175,13 +190,6 @@ class Agent:
         self.learner: Learner | None = self.make_learner() if learns else None
         """The learning side (none in an agent that only acts)."""
 
-    def _inputs_space(self, network: NetworkParameters) -> spaces.Dict:
-        """What a network may read: the observation, and the action if it embeds one (the
-        critic of a continuous-action agent, Q(s, a))."""
-        if "action" not in network.input_embedders or "action" in self.observation_space.spaces:
-            return self.observation_space
-        return spaces.Dict({**self.observation_space.spaces, "action": self.action_space})
-
     # -- the algorithm's hooks --------------------------------------------------------------
 
     def make_policy(self) -> Policy:
@@ -197,6 +205,7 @@ class Agent:
             "torch_generator": self.torch_generator,
             "device": self.device,
             "exploration": self.exploration,
+            "networks": self.networks,
         }
 
     def make_learner(self) -> Learner:
@@ -219,10 +228,6 @@ class Agent:
         """How far training has come, for the learner."""
         return Clock(self.training_steps, self.training_env_steps)
 
-    def tensors(self, observation: Observation) -> dict[str, torch.Tensor]:
-        """A batch of observations as tensors on the agent's device."""
-        return {k: torch.as_tensor(v, device=self.device) for k, v in observation.items()}
-
     def memory_extras(self) -> dict[str, spaces.Space]:
         """Further columns the memory keeps per transition (see `store`); none by default."""
         return {}
@@ -235,6 +240,7 @@ class Agent:
             self.memory.end_episodes()
         every_env = np.arange(len(response.reward))
         self.input_filter.end_episodes(np.ones(len(every_env), dtype=bool))
+        self.policy.episodes_started(np.ones(len(every_env), dtype=bool))
         first = self.input_filter.start_episodes(response.observation, every_env)
         self.state = {key: np.array(value) for key, value in first.items()}
 
@@ -290,6 +296,8 @@ class Agent:
             done = response.done
             self.input_filter.end_episodes(done)
             self.handle_episode_ended(done, response)
+        if self.policy.hidden and any_set(response.episode_started):
+            self.policy.episodes_started(response.episode_started)
         self.state = self.input_filter.state_after(response, next_state, self.fresh_observations)
 
     def store(self, step: Transition, info: ActionInfo) -> None:

@@ -96,12 +96,13 @@ class ClippedPPOLearner(OnPolicyLearner):
         self.compute_advantages()
         losses = LossTotals()
         for _ in range(algorithm.epochs):
-            for b in self.minibatches():
-                dist, log_prob, advantages = self.evaluate(b)
+            for minibatch in self.minibatches():
+                view = self.evaluate(minibatch)  # the current networks on its rows
+                b, log_prob, advantages = view.rows, view.log_prob, view.advantages
                 policy_loss = clipped_surrogate_loss(
                     log_prob, b.extras["log_prob"], advantages, clip
                 )
-                values, returns = self.values(b.states), b.extras["returns"]
+                values, returns = view.values, b.extras["returns"]
                 if algorithm.value_clip_range is None:
                     value_loss = value_error(values, returns)
                 else:  # the new value stays within the clip range of the logged one
@@ -109,7 +110,7 @@ class ClippedPPOLearner(OnPolicyLearner):
                     clipped = old + (values - old).clamp(-bound, bound)
                     value_loss = torch.max((values - returns) ** 2, (clipped - returns) ** 2)
                     value_loss = value_loss.mean()
-                entropy = dist.entropy().mean()
+                entropy = view.distribution.entropy().mean()
                 self.descend(policy_loss, value_loss, entropy)
                 kl = approx_kl(log_prob, b.extras["log_prob"])
                 losses.add(

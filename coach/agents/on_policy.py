@@ -13,6 +13,7 @@ have their own (``actor`` and ``critic``).
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -40,7 +41,12 @@ from coach.networks.heads import (
     HeadParameters,
     VHeadParameters,
 )
-from coach.networks.parameters import MiddlewareParameters, NetworkParameters
+from coach.networks.network_wrapper import NetworkWrapper
+from coach.networks.parameters import (
+    MiddlewareParameters,
+    NetworkParameters,
+    RecurrentParameters,
+)
 from coach.validation import InvalidParameter
 
 
@@ -50,12 +56,18 @@ def actor_critic_networks(
     scheme: list[int] | None = None,
     activation: str = "tanh",
     gradient_clip_norm: float | None = 0.5,
+    recurrent: RecurrentParameters | None = None,
 ) -> dict[str, NetworkParameters]:
     """Separate ``actor`` (the policy head) and ``critic`` (a value head) networks of the same
-    shape, as SB3 and RL Zoo build them for on-policy agents."""
+    shape, as SB3 and RL Zoo build them for on-policy agents; with ``recurrent``, each has
+    its own recurrent layer before the MLP (sb3-contrib's ``enable_critic_lstm``)."""
     return {
         name: NetworkParameters(
-            middleware=MiddlewareParameters(scheme=list(scheme or [64, 64]), activation=activation),
+            middleware=MiddlewareParameters(
+                scheme=list(scheme or [64, 64]),
+                activation=activation,
+                recurrent=copy.deepcopy(recurrent),
+            ),
             heads=[head],
             learning_rate=learning_rate,
             gradient_clip_norm=gradient_clip_norm,
@@ -98,6 +110,22 @@ class OnPolicyAgentParameters(AgentParameters):
                 self.memory,
             )
         AgentParameters.validate(self)
+        if any(p.recurrent for p in self.network_wrappers.values()):
+            length = self.algorithm.sequence_length or self.memory.rollout_length
+            if self.memory.rollout_length % length:
+                raise InvalidParameter(
+                    "algorithm.sequence_length",
+                    f"must divide memory.rollout_length ({self.memory.rollout_length}): a "
+                    f"recurrent network learns from each block column cut into sequences",
+                    self.algorithm.sequence_length,
+                )
+            if self.algorithm.batch_size % length:
+                raise InvalidParameter(
+                    "algorithm.batch_size",
+                    f"must be a multiple of the sequence length ({length} steps): a recurrent "
+                    f"network learns from minibatches of whole sequences",
+                    self.algorithm.batch_size,
+                )
 
     def validate_for_environment(self, num_envs: int) -> None:
         # A minibatch is drawn from one T x B block: it cannot be larger than the block (B:
@@ -121,25 +149,32 @@ class StochasticPolicy(Policy):
     before the squash.
 
     Args:
-        distribution: The actor's distribution for a batch of states.
-        value: The critic's value for a batch of states, (B,).
+        actor: The network with the ``policy`` head.
+        critic: The network with the ``v`` head (the actor itself when they share one).
+        distribution: The actor's distribution from its ``policy`` head's output.
         **kwargs: `Policy`'s arguments.
     """
 
     def __init__(
         self,
-        distribution: Callable[[dict[str, torch.Tensor]], Distribution],
-        value: Callable[[dict[str, torch.Tensor]], torch.Tensor],
+        actor: NetworkWrapper,
+        critic: NetworkWrapper,
+        distribution: Callable[[torch.Tensor], Distribution],
         **kwargs: Any,
     ) -> None:
         super().__init__(**kwargs)
+        self.actor = actor
+        self.critic = critic
         self.distribution = distribution
-        self.value = value
 
     def decide(self, state: Observation, phase: RunPhase) -> ActionInfo:
         with torch.no_grad():
             tensors = self.tensors(state)
-            dist = self.distribution(tensors)
+            actor = self.outputs(self.actor, tensors)
+            critic = actor
+            if self.critic is not self.actor and (phase is not RunPhase.EVALUATE or self.hidden):
+                critic = self.outputs(self.critic, tensors)  # a recurrent one steps always
+            dist = self.distribution(actor["policy"])
             if phase is RunPhase.EVALUATE:
                 return ActionInfo(action=dist.mode().cpu().numpy())
             stored: dict[str, np.ndarray] = {}
@@ -150,7 +185,7 @@ class StochasticPolicy(Policy):
             else:
                 action = dist.sample(self.torch_generator)
                 log_prob = dist.log_prob(action)
-            value = self.value(tensors)
+            value = critic["v"]
         stored["log_prob"] = log_prob.cpu().numpy().astype(np.float32)
         stored["value"] = value.cpu().numpy().astype(np.float32)
         info = ActionInfo(
@@ -166,6 +201,7 @@ class OnPolicyAgent(Agent):
     learner learn from it (`OnPolicyLearner.learn_block`)."""
 
     params: OnPolicyAgentParameters
+    recurrent = True
 
     def __init__(self, params: OnPolicyAgentParameters, *args: Any, **kwargs: Any) -> None:
         nets = params.network_wrappers
@@ -201,17 +237,23 @@ class OnPolicyAgent(Agent):
     # -- the policy -------------------------------------------------------------------------
 
     def distribution(self, states: dict[str, torch.Tensor]) -> Distribution:
-        out = self.actor(states)["policy"]
+        """The (feed-forward) actor's distribution for a batch of states."""
+        return self.distribution_of(self.actor(states)["policy"])
+
+    def distribution_of(self, out: torch.Tensor) -> Distribution:
+        """The distribution the actor's ``policy`` head output describes."""
         if not self.continuous:
             return CategoricalDistribution(out)
         squash = self.params.algorithm.squash_actions
         return GaussianDistribution(out[:, 0], out[:, 1], self.low, self.high, squash=squash)
 
     def values(self, states: dict[str, torch.Tensor]) -> torch.Tensor:
+        """The (feed-forward) critic's values for a batch of states, (B,)."""
         return self.critic(states)["v"]
 
     def make_policy(self) -> Policy:
-        return StochasticPolicy(self.distribution, self.values, **self.policy_arguments())
+        actor, critic = actor_and_critic(self.networks)  # before __init__ names them
+        return StochasticPolicy(actor, critic, self.distribution_of, **self.policy_arguments())
 
     def learner_arguments(self) -> dict[str, Any]:
         """`Agent.learner_arguments` and the family's: the algorithm, the policy's
@@ -221,6 +263,7 @@ class OnPolicyAgent(Agent):
             "algorithm": self.params.algorithm,
             "distribution": self.distribution,
             "values": self.values,
+            "distribution_of": self.distribution_of,
         }
 
     # -- collecting -------------------------------------------------------------------------

@@ -4,6 +4,13 @@ family's learner base, `OnPolicyLearner`: the block (a `Rollout`), GAE over it, 
 minibatches, the current policy's view of a minibatch and the gradient step on the combined
 loss. Each algorithm's learner (REINFORCE and A2C, PPO, Clipped PPO) derives from it
 directly and writes its `learn_block`, top to bottom.
+
+With recurrent networks the same update runs over sequences: each env copy's column of the
+block is cut into sequences (``sequence_length`` steps, the whole block by default), a
+minibatch holds whole sequences, and the networks are unrolled over them from the hidden
+state stored with their first step, zeroed again wherever an episode starts inside
+(`coach.agents.hidden_state`). The losses then read the minibatch's steps as rows, as the
+feed-forward update does.
 """
 
 from __future__ import annotations
@@ -18,6 +25,7 @@ from gymnasium import spaces
 
 from coach import validation as check
 from coach.agents.algorithm import AlgorithmParameters, validate_rhythm
+from coach.agents.hidden_state import EPISODE_START, hidden_key, next_hidden_key
 from coach.agents.learning import Clock, Learner, on_device
 from coach.core.types import Batch
 from coach.memories.rollout import Rollout
@@ -47,9 +55,14 @@ class OnPolicyAlgorithmParameters(AlgorithmParameters):
     """Standardize the advantages of each minibatch."""
     squash_actions: bool = False
     """Box actions: tanh-squash the Gaussian into the bounds (else clip into them)."""
+    sequence_length: int | None = None
+    """Recurrent networks: steps per training sequence (``None``: a whole block column);
+    ``batch_size`` then counts the steps of whole sequences."""
 
     def validate(self) -> None:
         validate_rhythm(self)
+        if self.sequence_length is not None:
+            check.whole("sequence_length", self.sequence_length, 1)
         check.whole("batch_size", self.batch_size, 0, why="0: the whole block at once")
         check.number("gae_lambda", self.gae_lambda, 0, 1)
         check.whole("epochs", self.epochs, 1)
@@ -89,6 +102,23 @@ class LossTotals:
         return {name: total / max(self.steps, 1) for name, total in self.totals.items()}
 
 
+@dataclass(slots=True)
+class PolicyView:
+    """What the current networks make of a minibatch."""
+
+    rows: Batch
+    """The minibatch's steps as rows (N,): a batch of sequences flattened."""
+    distribution: Distribution
+    """The current policy's distribution in each row's state."""
+    log_prob: torch.Tensor
+    """The log-probability of each row's action under it (of the pre-squash sample, for a
+    Gaussian)."""
+    advantages: torch.Tensor
+    """The rows' advantages (standardized when ``normalize_advantages``)."""
+    values: torch.Tensor
+    """The current critic's value of each row's state."""
+
+
 def actor_and_critic(networks: dict[str, NetworkWrapper]) -> tuple[NetworkWrapper, NetworkWrapper]:
     """The policy's network and the value function's: ``main`` for both, or ``actor`` and
     ``critic``."""
@@ -105,8 +135,9 @@ class OnPolicyLearner(Learner):
 
     Args:
         algorithm: The algorithm's parameters.
-        distribution: The actor's distribution for a batch of states.
-        values: The critic's values for a batch of states, (B,).
+        distribution: The (feed-forward) actor's distribution for a batch of states.
+        values: The (feed-forward) critic's values for a batch of states, (B,).
+        distribution_of: The distribution from the actor's ``policy`` head output.
         **kwargs: `Learner`'s arguments; the memory is the rollout block.
     """
 
@@ -115,15 +146,20 @@ class OnPolicyLearner(Learner):
         algorithm: OnPolicyAlgorithmParameters,
         distribution: Callable[[dict[str, torch.Tensor]], Distribution],
         values: Callable[[dict[str, torch.Tensor]], torch.Tensor],
+        distribution_of: Callable[[torch.Tensor], Distribution],
         **kwargs: Any,
     ) -> None:
         super().__init__(**kwargs)
         self.algorithm = algorithm
         self.distribution = distribution
         self.values = values
+        self.distribution_of = distribution_of
         assert isinstance(self.memory, Rollout)
         self.rollout: Rollout = self.memory
         self.actor, self.critic = actor_and_critic(self.networks)
+        self.names = {net: name for name, net in self.networks.items()}
+        self.recurrent = self.actor.recurrent or self.critic.recurrent
+        """The networks learn over sequences."""
         self.continuous = isinstance(self.action_space, spaces.Box)
 
     def learn_block(self, clock: Clock) -> tuple[int, dict[str, float]]:
@@ -149,36 +185,75 @@ class OnPolicyLearner(Learner):
         with torch.no_grad():
             # The states after the block's last step (where an episode ended there, the
             # value is not used): the block's own, wherever it was collected.
-            after = self.tensors({k: v[-1] for k, v in c["next_states"].items()})
-            last = self.values(after).cpu().numpy()
+            envs = np.arange(self.rollout.num_envs)
+            last = self.successor_values(np.full_like(envs, self.rollout.length - 1), envs)
             final = np.zeros_like(c["rewards"], dtype=np.float64)
             truncated = np.flatnonzero(c["truncated"].reshape(-1))
             if len(truncated):
                 t, b = np.divmod(truncated, self.rollout.num_envs)
-                nxt = self.tensors({k: v[t, b] for k, v in c["next_states"].items()})
-                final[t, b] = self.values(nxt).cpu().numpy()
+                final[t, b] = self.successor_values(t, b)
         self.rollout.compute_advantages(
             c["extras"]["value"].astype(np.float64), last.astype(np.float64), final,
             algorithm.discount, algorithm.gae_lambda,
         )  # fmt: skip
 
+    @torch.no_grad()
+    def successor_values(self, t: np.ndarray, b: np.ndarray) -> np.ndarray:
+        """The critic's values of the next states of the block's steps ``(t, b)``: a
+        recurrent critic's from the hidden state after each step (stored with it)."""
+        c = self.rollout.columns
+        states = self.tensors({k: v[t, b] for k, v in c["next_states"].items()})
+        if not self.critic.recurrent:
+            values: np.ndarray = self.values(states).cpu().numpy()
+            return values
+        hidden = c["extras"][next_hidden_key(self.names[self.critic])][t, b]
+        outputs, _ = self.critic.unroll(
+            {k: v[None] for k, v in states.items()}, torch.as_tensor(hidden, device=self.device)
+        )
+        sequence_values: np.ndarray = outputs["v"][0].cpu().numpy()
+        return sequence_values
+
     def minibatches(self) -> Iterator[Batch]:
         """The block's rows in shuffled minibatches of ``batch_size`` (0: the whole block),
-        as tensors on the learner's device."""
+        as tensors on the learner's device; with recurrent networks, whole sequences
+        (`Rollout.sequence_minibatches`, time-major)."""
         size = self.algorithm.batch_size or len(self.rollout)
-        for batch in self.rollout.minibatches(size):
+        if self.recurrent:
+            length = self.algorithm.sequence_length or self.rollout.length
+            batches = self.rollout.sequence_minibatches(length, size)
+        else:
+            batches = self.rollout.minibatches(size)
+        for batch in batches:
             yield on_device(batch, self.device)
 
-    def evaluate(self, b: Batch) -> tuple[Distribution, torch.Tensor, torch.Tensor]:
-        """For a minibatch: the current policy's distribution, the log-probability of the
-        actions taken (of the pre-squash sample, for a Gaussian) and the advantages
-        (standardized when ``normalize_advantages``)."""
-        dist = self.distribution(b.states)
+    def evaluate(self, b: Batch) -> PolicyView:
+        """What the current networks make of a minibatch (`PolicyView`): a recurrent
+        network's outputs unrolled over its sequences, from the hidden state stored with
+        their first step."""
+        if self.recurrent:
+            actor = self.unroll(self.actor, b)
+            critic = actor if self.critic is self.actor else self.unroll(self.critic, b)
+            b = b.map(lambda column: column.flatten(0, 1))
+            dist = self.distribution_of(actor["policy"].flatten(0, 1))
+            values = critic["v"].flatten(0, 1)
+        else:
+            dist = self.distribution(b.states)
+            values = self.values(b.states)
         log_prob = dist.log_prob(b.extras["raw_action"] if self.continuous else b.actions)
         advantages = b.extras["advantages"]
         if self.algorithm.normalize_advantages and len(advantages) > 1:
             advantages = (advantages - advantages.mean()) / (advantages.std() + 1e-8)
-        return dist, log_prob, advantages
+        return PolicyView(b, dist, log_prob, advantages, values)
+
+    def unroll(self, network: NetworkWrapper, b: Batch) -> dict[str, torch.Tensor]:
+        """A network's outputs over a minibatch of sequences (T, N, ...): unrolled from the
+        state stored with each sequence's first step (a feed-forward one row by row)."""
+        if not network.recurrent:
+            flat = {k: v.flatten(0, 1) for k, v in b.states.items()}
+            return {k: v.unflatten(0, b.rewards.shape[:2]) for k, v in network(flat).items()}
+        hidden = b.extras[hidden_key(self.names[network])][0]
+        outputs, _ = network.unroll(b.states, hidden, b.extras[EPISODE_START])
+        return outputs
 
     def descend(
         self, policy_loss: torch.Tensor, value_loss: torch.Tensor, entropy: torch.Tensor

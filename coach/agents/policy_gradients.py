@@ -69,11 +69,12 @@ class PolicyGradientsLearner(OnPolicyLearner):
         self.compute_advantages()
         losses = LossTotals()
         for _ in range(algorithm.epochs):
-            for b in self.minibatches():
-                dist, log_prob, advantages = self.evaluate(b)
+            for minibatch in self.minibatches():
+                view = self.evaluate(minibatch)  # the current networks on its rows
+                b, log_prob, advantages = view.rows, view.log_prob, view.advantages
                 policy_loss = -(log_prob * advantages).mean()
-                value_loss = value_error(self.values(b.states), b.extras["returns"])
-                entropy = dist.entropy().mean()
+                value_loss = value_error(view.values, b.extras["returns"])
+                entropy = view.distribution.entropy().mean()
                 self.descend(policy_loss, value_loss, entropy)
                 losses.add(
                     policy_loss=policy_loss.item(),

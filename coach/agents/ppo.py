@@ -75,14 +75,15 @@ class PPOLearner(OnPolicyLearner):
         self.compute_advantages()
         losses = LossTotals()
         for _ in range(algorithm.epochs):
-            for b in self.minibatches():
-                dist, log_prob, advantages = self.evaluate(b)
+            for minibatch in self.minibatches():
+                view = self.evaluate(minibatch)  # the current networks on its rows
+                b, log_prob, advantages = view.rows, view.log_prob, view.advantages
                 log_ratio = log_prob - b.extras["log_prob"]
                 ratio = log_ratio.exp()
                 kl = ((ratio - 1) - log_ratio).mean()
                 policy_loss = -(ratio * advantages).mean() + self.kl_coefficient * kl
-                value_loss = value_error(self.values(b.states), b.extras["returns"])
-                entropy = dist.entropy().mean()
+                value_loss = value_error(view.values, b.extras["returns"])
+                entropy = view.distribution.entropy().mean()
                 self.descend(policy_loss, value_loss, entropy)
                 losses.add(
                     policy_loss=policy_loss.item(),

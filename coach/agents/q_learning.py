@@ -218,7 +218,7 @@ class QAgent(Agent):
         assert isinstance(policy, QPolicy) and exploration is not None
         with torch.no_grad():
             for start in range(0, count, EVALUATION_CHUNK):
-                inputs = self.tensors(
+                inputs = policy.tensors(
                     {k: v[start : start + EVALUATION_CHUNK] for k, v in states.items()}
                 )
                 q = self.action_values(self.q_network(inputs))

@@ -220,6 +220,25 @@ class Rollout(Memory):
         for start in range(0, len(order), batch_size):
             yield self._rows(order[start : start + batch_size])
 
+    def sequence_minibatches(self, length: int, batch_size: int) -> Iterator[Batch]:
+        """One epoch over the block in sequences, for recurrent networks: each env copy's
+        column of the block cut into sequences of ``length`` consecutive steps, shuffled,
+        ``batch_size // length`` of them per minibatch (at least one). The fields are
+        time-major, (length, sequences, ...), and ``indices`` holds the block rows.
+        """
+        if self.length % length:
+            raise CoachError(
+                f"sequences of {length} steps do not tile a block of {self.length} steps"
+            )
+        count = self.length // length * self.num_envs
+        order = self.rng.permutation(count)
+        per_batch = max(1, batch_size // length)
+        offsets = np.arange(length)[:, None]
+        for start in range(0, count, per_batch):
+            piece, env = np.divmod(order[start : start + per_batch], self.num_envs)
+            steps = piece[None] * length + offsets
+            yield self._rows(steps * self.num_envs + env[None])
+
     def state_dict(self) -> dict[str, Any]:
         """The steps stored so far in the block (a checkpoint mid-block resumes exactly)."""
         t = self.steps

@@ -19,6 +19,7 @@ from coach.networks.parameters import (
     InputEmbedderParameters,
     MiddlewareParameters,
     NetworkParameters,
+    RecurrentParameters,
 )
 
 __all__ = [
@@ -38,5 +39,6 @@ __all__ = [
     "NoisyLinear",
     "QHeadParameters",
     "QuantileQHeadParameters",
+    "RecurrentParameters",
     "VHeadParameters",
 ]

@@ -3,10 +3,16 @@
 The model is called with a dictionary of tensors and reads exactly the keys its embedders
 declare, so a network over ``{"observation", "desired_goal"}`` ignores anything else in the
 observation dictionary.
+
+A model whose middleware starts with a recurrent layer (LSTM or GRU) is called on
+sequences instead (`Model.unroll`): time-major inputs ``(T, B, ...)``, each of the ``B``
+sequences with its own hidden state, which is zeroed wherever an episode starts. A step of
+acting is a sequence of one.
 """
 
 from __future__ import annotations
 
+import itertools
 import math
 from typing import Any
 
@@ -17,7 +23,11 @@ from torch import nn
 
 from coach.errors import CoachError
 from coach.networks.heads import NoisyLinear
-from coach.networks.parameters import InputEmbedderParameters, NetworkParameters
+from coach.networks.parameters import (
+    InputEmbedderParameters,
+    NetworkParameters,
+    RecurrentParameters,
+)
 
 ACTIVATIONS: dict[str, type[nn.Module]] = {
     "relu": nn.ReLU,
@@ -86,8 +96,69 @@ class Embedder(nn.Module):
         return out
 
 
+class Recurrence(nn.Module):
+    """An LSTM or GRU over time-major sequences, with one hidden state per sequence that is
+    zeroed where an episode starts.
+
+    The hidden state of a batch is one tensor ``(B, parts, layers, size)`` (`state_shape`:
+    an LSTM's h and c, a GRU's h), batch first so that it is stored and indexed per
+    environment copy like any other column.
+
+    Args:
+        in_features: The width of the embeddings.
+        params: The cell, its size and its layers.
+    """
+
+    def __init__(self, in_features: int, params: RecurrentParameters) -> None:
+        super().__init__()
+        self.lstm = params.cell == "lstm"
+        cell = nn.LSTM if self.lstm else nn.GRU
+        self.rnn = cell(in_features, params.size, params.layers)
+        self.state_shape = params.state_shape
+        self.out_features = params.size
+
+    def forward(
+        self, x: torch.Tensor, hidden: torch.Tensor, starts: torch.Tensor | None
+    ) -> tuple[torch.Tensor, torch.Tensor]:
+        """Run ``x`` (T, B, F) from ``hidden`` (B, parts, layers, size); ``starts`` (T, B)
+        marks the steps that begin an episode, where the state is zeroed first. Returns the
+        outputs (T, B, size) and the state after the last step.
+
+        The sequence is cut only at the steps where some copy starts an episode: between
+        them the whole stretch runs in one call of the recurrent layer, which is exactly the
+        step-by-step recursion, only faster.
+        """
+        steps = len(x)
+        cuts = [0, steps]
+        if starts is not None:
+            anywhere = starts.any(dim=1)
+            if bool(anywhere.any()):
+                cuts = sorted({0, steps, *torch.nonzero(anywhere).flatten().tolist()})
+        outputs = []
+        for begin, end in itertools.pairwise(cuts):
+            if starts is not None and begin < steps:
+                keep = ~starts[begin]
+                if not bool(keep.all()):
+                    hidden = hidden * keep.to(hidden.dtype)[:, None, None, None]
+            out, hidden = self._run(x[begin:end], hidden)
+            outputs.append(out)
+        return (outputs[0] if len(outputs) == 1 else torch.cat(outputs)), hidden
+
+    def _run(self, x: torch.Tensor, hidden: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """One call of the recurrent layer, converting the state to its layout and back."""
+        state = hidden.permute(1, 2, 0, 3)  # (parts, layers, B, size)
+        if self.lstm:
+            out, (h, c) = self.rnn(x, (state[0].contiguous(), state[1].contiguous()))
+            after = torch.stack([h, c])
+        else:
+            out, h = self.rnn(x, state[0].contiguous())
+            after = h[None]
+        return out, after.permute(2, 0, 1, 3)
+
+
 class Model(nn.Module):
-    """Embedders keyed by observation name, a middleware MLP and named heads."""
+    """Embedders keyed by observation name, a middleware (an optional recurrent layer, then
+    an MLP) and named heads."""
 
     def __init__(
         self,
@@ -107,6 +178,10 @@ class Model(nn.Module):
             {key: Embedder(observation_space[key], p) for key, p in params.input_embedders.items()}
         )
         width = sum(e.out_features for e in self.embedders.values())  # type: ignore[misc]
+        self.recurrence: Recurrence | None = None
+        if params.middleware.recurrent is not None:
+            self.recurrence = Recurrence(width, params.middleware.recurrent)
+            width = self.recurrence.out_features
         self.middleware, width = mlp(width, params.middleware.scheme, params.middleware.activation)
         self.head_names = [h.name for h in params.heads]
         self.heads = nn.ModuleList(h.build(width, action_space) for h in params.heads)
@@ -118,11 +193,56 @@ class Model(nn.Module):
             layer.reset_noise(generator)
         return bool(noisy)
 
-    def forward(self, inputs: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
+    @property
+    def recurrent(self) -> bool:
+        """Whether the model carries a hidden state (and is called with `unroll`)."""
+        return self.recurrence is not None
+
+    def initial_state(self, batch: int) -> torch.Tensor:
+        """Zero hidden states for ``batch`` sequences, (batch, parts, layers, size)."""
+        assert self.recurrence is not None, "a feed-forward model has no hidden state"
+        device = next(self.parameters()).device
+        return torch.zeros(batch, *self.recurrence.state_shape, device=device)
+
+    def _embed(self, inputs: dict[str, torch.Tensor]) -> torch.Tensor:
         embedded = [self.embedders[key](inputs[key]) for key in self.input_keys]
-        x = embedded[0] if len(embedded) == 1 else torch.cat(embedded, dim=1)
+        return embedded[0] if len(embedded) == 1 else torch.cat(embedded, dim=1)
+
+    def _heads(self, x: torch.Tensor) -> dict[str, torch.Tensor]:
         x = self.middleware(x)
         return {name: head(x) for name, head in zip(self.head_names, self.heads, strict=True)}
+
+    def forward(self, inputs: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
+        if self.recurrence is not None:
+            raise CoachError(
+                "a recurrent network is called on sequences with a hidden state (Model.unroll)"
+            )
+        return self._heads(self._embed(inputs))
+
+    def unroll(
+        self,
+        inputs: dict[str, torch.Tensor],
+        hidden: torch.Tensor,
+        starts: torch.Tensor | None = None,
+    ) -> tuple[dict[str, torch.Tensor], torch.Tensor]:
+        """A recurrent model over sequences.
+
+        Args:
+            inputs: Time-major inputs, (T, B, ...) each.
+            hidden: The hidden state before the first step, (B, parts, layers, size).
+            starts: (T, B) bool, the steps that begin an episode (the state is zeroed before
+                them); ``None``: none does.
+
+        Returns:
+            The heads' outputs, (T, B, ...) each, and the hidden state after the last step.
+        """
+        assert self.recurrence is not None, "a feed-forward model is called directly"
+        steps, batch = next(iter(inputs[k] for k in self.input_keys)).shape[:2]
+        flat = {k: inputs[k].flatten(0, 1) for k in self.input_keys}
+        x = self._embed(flat).unflatten(0, (steps, batch))
+        x, hidden = self.recurrence(x, hidden, starts)
+        outputs = self._heads(x.flatten(0, 1))
+        return {k: v.unflatten(0, (steps, batch)) for k, v in outputs.items()}, hidden
 
 
 def initialize(module: nn.Module, generator: torch.Generator) -> None:
@@ -138,6 +258,12 @@ def initialize(module: nn.Module, generator: torch.Generator) -> None:
             nn.init.uniform_(layer.weight_mu, -bound, bound, generator=generator)
             nn.init.uniform_(layer.bias_mu, -bound, bound, generator=generator)
             layer.reset_noise(generator)
+        elif isinstance(layer, nn.LSTM | nn.GRU):
+            # torch's default for recurrent layers: every weight and bias uniform in
+            # +-1/sqrt(hidden size).
+            bound = 1.0 / math.sqrt(layer.hidden_size)
+            for tensor in layer.parameters():
+                nn.init.uniform_(tensor, -bound, bound, generator=generator)
         elif isinstance(layer, nn.Linear | nn.Conv2d):
             nn.init.kaiming_uniform_(layer.weight, a=math.sqrt(5), generator=generator)
             fan_in = layer.weight[0].numel()  # inputs (times kernel area) per output unit

@@ -68,6 +68,34 @@ class NetworkWrapper:
         outputs: dict[str, torch.Tensor] = self.online(inputs)
         return outputs
 
+    @property
+    def recurrent(self) -> bool:
+        """Whether the network carries a hidden state (it is called with `unroll`)."""
+        return self.online.recurrent
+
+    def initial_state(self, batch: int) -> torch.Tensor:
+        """Zero hidden states for ``batch`` sequences (`Model.initial_state`)."""
+        return self.online.initial_state(batch)
+
+    def unroll(
+        self,
+        inputs: dict[str, torch.Tensor],
+        hidden: torch.Tensor,
+        starts: torch.Tensor | None = None,
+    ) -> tuple[dict[str, torch.Tensor], torch.Tensor]:
+        """The online recurrent network over time-major sequences (`Model.unroll`)."""
+        return self.online.unroll(inputs, hidden, starts)
+
+    def target_unroll(
+        self,
+        inputs: dict[str, torch.Tensor],
+        hidden: torch.Tensor,
+        starts: torch.Tensor | None = None,
+    ) -> tuple[dict[str, torch.Tensor], torch.Tensor]:
+        """The target copy over sequences (the online one's when there is no target)."""
+        with torch.no_grad():
+            return (self.target or self.online).unroll(inputs, hidden, starts)
+
     def target_predict(self, inputs: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
         """The target copy's outputs (the online one's when there is no target)."""
         with torch.no_grad():

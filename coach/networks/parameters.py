@@ -51,17 +51,53 @@ def _validate_layers(scheme: list[int], activation: str) -> None:
     check.one_of("activation", activation, sorted(ACTIVATIONS))
 
 
+RECURRENT_CELLS = ("lstm", "gru")
+"""The recurrent layers a middleware may start with."""
+
+
+@dataclass(slots=True, kw_only=True)
+class RecurrentParameters:
+    """A recurrent layer (LSTM or GRU) over the concatenated embeddings, carrying a hidden
+    state from one step of an episode to the next."""
+
+    cell: str = "lstm"
+    """``lstm`` (Hochreiter and Schmidhuber, 1997) or ``gru`` (Cho et al., 2014)."""
+    size: int = 64
+    """Hidden units per layer."""
+    layers: int = 1
+    """Stacked recurrent layers."""
+
+    def validate(self) -> None:
+        check.one_of("cell", self.cell, list(RECURRENT_CELLS))
+        check.whole("size", self.size, 1)
+        check.whole("layers", self.layers, 1)
+
+    @property
+    def state_shape(self) -> tuple[int, int, int]:
+        """One copy's hidden state: (parts, layers, size), two parts (h and c) for an LSTM
+        and one for a GRU."""
+        return (2 if self.cell == "lstm" else 1, self.layers, self.size)
+
+
 @dataclass(slots=True, kw_only=True)
 class MiddlewareParameters:
-    """The MLP over the concatenated embeddings."""
+    """What runs over the concatenated embeddings: an optional recurrent layer, then an
+    MLP."""
 
     scheme: list[int] = field(default_factory=lambda: [64, 64])
-    """Hidden layer sizes."""
+    """Hidden layer sizes of the MLP (after the recurrent layer, if any)."""
     activation: str = "relu"
-    """Activation after each layer."""
+    """Activation after each layer of the MLP."""
+    recurrent: RecurrentParameters | None = None
+    """An LSTM or GRU first (``None``: feed-forward). A network with one is called on
+    sequences with a hidden state per environment copy (`coach.networks.model.Model.unroll`)."""
 
     def validate(self) -> None:
         _validate_layers(self.scheme, self.activation)
+        if self.recurrent is not None and not isinstance(self.recurrent, RecurrentParameters):
+            raise InvalidParameter(
+                "recurrent", "must be RecurrentParameters(...) or None", self.recurrent
+            )
 
 
 @dataclass(slots=True, kw_only=True)
@@ -86,6 +122,11 @@ class NetworkParameters:
     """Clip the global gradient norm to this value; ``None`` does not clip."""
     create_target_network: bool = False
     """Keep a slowly updated copy of the network for bootstrapped targets."""
+
+    @property
+    def recurrent(self) -> RecurrentParameters | None:
+        """The middleware's recurrent layer, if it has one."""
+        return self.middleware.recurrent
 
     def validate(self) -> None:
         if not self.input_embedders:

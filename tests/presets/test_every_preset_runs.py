@@ -48,7 +48,14 @@ TRAINING: dict[str, dict[str, str]] = {
     },
     # On-policy presets whose blocks outgrow 200 steps: blocks of 64 steps (over all copies),
     # a minibatch at most.
-    "CartPole_ClippedPPO": {"agent.memory.rollout_length": "8", "agent.algorithm.batch_size": "64"},
+    **{
+        name: {"agent.memory.rollout_length": "8", "agent.algorithm.batch_size": "64"}
+        for name in (
+            "CartPole_ClippedPPO",
+            "CartPoleNoVel_ClippedPPO",
+            "CartPoleNoVel_RecurrentPPO",
+        )
+    },
     "CartPole_PPO": {"agent.memory.rollout_length": "8", "agent.algorithm.batch_size": "64"},
     "CartPole_PG": {"agent.memory.rollout_length": "8"},
     "LunarLander_ClippedPPO": {"agent.memory.rollout_length": "4"},

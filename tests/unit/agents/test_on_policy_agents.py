@@ -128,8 +128,8 @@ def test_a2c_policy_loss_is_the_advantage_weighted_log_likelihood() -> None:
         learner.compute_advantages()
         block = next(iter(learner.minibatches()))  # A2C: the whole block at once
         with torch.no_grad():
-            _, log_prob, advantages = learner.evaluate(block)
-        expected.append(float(-(log_prob * advantages).mean()))
+            view = learner.evaluate(block)
+        expected.append(float(-(view.log_prob * view.advantages).mean()))
         learner.minibatches = lambda: iter([block])  # type: ignore[method-assign]
         steps, losses = learn(clock)
         reported.append(losses["policy_loss"])

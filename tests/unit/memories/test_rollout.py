@@ -93,3 +93,33 @@ def test_the_block_refuses_misuse() -> None:
         rollout.compute_advantages(values, np.zeros(2), np.zeros((4, 2)), 0.5, 0.5)
     with pytest.raises(CoachError, match="columns"):
         rollout.store(Transition(*fields))
+
+
+def test_sequence_minibatches_cover_the_block_in_whole_columns() -> None:
+    rollout = RolloutParameters(rollout_length=8).build(
+        OBSERVATION, spaces.Discrete(2), np.random.default_rng(0), EXTRAS
+    )
+    for t in range(8):  # env b's state at step t is 10 b + t
+        rollout.store(
+            Transition(
+                state={"observation": np.array([[t], [10 + t], [20 + t]], np.float32)},
+                action=np.zeros(3, np.int64),
+                reward=np.zeros(3, np.float32),
+                next_state={"observation": np.zeros((3, 1), np.float32)},
+                terminated=np.zeros(3, bool),
+                truncated=np.zeros(3, bool),
+                extras={"value": np.zeros(3, np.float32)},
+            )
+        )
+    seen = []
+    for batch in rollout.sequence_minibatches(length=4, batch_size=8):
+        states = batch.states["observation"][..., 0]
+        assert states.shape[0] == 4 and states.shape[1] <= 2  # time-major, 2 sequences
+        for column in states.T:  # one env copy, consecutive steps from a multiple of 4
+            assert column[0] % 10 in (0, 4)
+            np.testing.assert_array_equal(np.diff(column), 1)
+            seen.append(int(column[0]))
+        assert batch.indices.shape == states.shape
+    assert sorted(seen) == [0, 4, 10, 14, 20, 24]  # every step once per epoch
+    with pytest.raises(CoachError, match="do not tile"):
+        next(rollout.sequence_minibatches(length=3, batch_size=6))

@@ -1,4 +1,5 @@
-"""Unit tests for coach/networks/model.py: the convolutional embedder."""
+"""Unit tests for coach/networks/model.py: the convolutional embedder and the recurrent
+middleware."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ from coach.networks.parameters import (
     InputEmbedderParameters,
     MiddlewareParameters,
     NetworkParameters,
+    RecurrentParameters,
 )
 
 FRAME = spaces.Box(0, 255, shape=(84, 84), dtype=np.uint8)
@@ -75,3 +77,65 @@ def test_a_convolutional_model_is_seeded() -> None:
 
     assert torch.equal(weights(0), weights(0))
     assert not torch.equal(weights(0), weights(1))
+
+
+VECTOR = spaces.Dict({"observation": spaces.Box(-1, 1, (3,), np.float32)})
+
+
+def recurrent_model(cell: str, layers: int, seed: int = 0) -> Model:
+    params = NetworkParameters(
+        middleware=MiddlewareParameters(
+            scheme=[16], recurrent=RecurrentParameters(cell=cell, size=8, layers=layers)
+        )
+    )
+    model = Model(params, VECTOR, spaces.Discrete(3))
+    initialize(model, torch.Generator().manual_seed(seed))
+    return model
+
+
+@pytest.mark.parametrize(("cell", "layers"), [("lstm", 1), ("lstm", 2), ("gru", 1), ("gru", 3)])
+def test_a_sequence_at_once_equals_the_steps_one_by_one(cell: str, layers: int) -> None:
+    model = recurrent_model(cell, layers)
+    generator = torch.Generator().manual_seed(1)
+    steps, batch = 25, 5
+    x = torch.randn(steps, batch, 3, generator=generator)
+    starts = torch.rand(steps, batch, generator=generator) < 0.2  # episodes start anywhere
+    hidden = torch.randn(batch, *model.recurrence.state_shape, generator=generator)  # type: ignore[union-attr]
+    whole, after = model.unroll({"observation": x}, hidden, starts)
+    outputs, state = [], hidden
+    for t in range(steps):
+        out, state = model.unroll({"observation": x[t : t + 1]}, state, starts[t : t + 1])
+        outputs.append(out["q"])
+    torch.testing.assert_close(torch.cat(outputs), whole["q"], atol=1e-6, rtol=0)
+    torch.testing.assert_close(state, after, atol=1e-6, rtol=0)
+    assert whole["q"].shape == (steps, batch, 3)
+
+
+def test_the_state_is_zeroed_where_an_episode_starts_and_only_there() -> None:
+    model = recurrent_model("lstm", 1)
+    x = torch.randn(4, 2, 3)
+    hidden = torch.randn(2, *model.recurrence.state_shape)  # type: ignore[union-attr]
+    starts = torch.tensor([[False, False], [True, False], [False, False], [False, False]])
+    out, _ = model.unroll({"observation": x}, hidden, starts)
+    # Copy 0 from step 1 on is what a fresh state gives on its steps 1..3.
+    fresh, _ = model.unroll({"observation": x[1:, :1]}, model.initial_state(1))
+    torch.testing.assert_close(out["q"][1:, :1], fresh["q"], atol=1e-6, rtol=0)
+    # Copy 1 never started: its whole sequence runs from the given state.
+    carried, _ = model.unroll({"observation": x[:, 1:]}, hidden[1:])
+    torch.testing.assert_close(out["q"][:, 1:], carried["q"], atol=1e-6, rtol=0)
+
+
+def test_recurrent_layers_are_seeded_and_called_on_sequences() -> None:
+    a, b, c = (
+        recurrent_model("gru", 2, 0),
+        recurrent_model("gru", 2, 0),
+        recurrent_model("gru", 2, 1),
+    )
+    flat = [torch.cat([p.flatten() for p in m.parameters()]) for m in (a, b, c)]
+    assert torch.equal(flat[0], flat[1]) and not torch.equal(flat[0], flat[2])
+    bound = 1 / 8**0.5  # torch's default range for a hidden size of 8
+    assert all(p.abs().max() <= bound for p in a.recurrence.parameters())  # type: ignore[union-attr]
+    with pytest.raises(CoachError, match="sequences with a hidden state"):
+        a({"observation": torch.zeros(2, 3)})
+    assert a.initial_state(4).shape == (4, 1, 2, 8)
+    assert recurrent_model("lstm", 2).initial_state(4).shape == (4, 2, 2, 8)

@@ -130,6 +130,43 @@ def test_on_policy_runs_repeat_with_the_same_seed(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("backend", ["local", "ray"])
+def test_recurrent_workers_carry_their_own_hidden_states_to_the_learner(
+    backend: str, tmp_path: Path
+) -> None:
+    if backend == "ray":
+        pytest.importorskip("ray")
+    graph = _graph("CartPoleNoVel_RecurrentPPO", tmp_path, num_envs=2, backend=backend)
+    try:
+        agent = graph.agent
+        learner = agent.learner
+        learn, replayed = learner.learn_block, []
+
+        def replay_then_learn(clock: Any) -> Any:
+            # The merged block, unrolled by the learner from the states the workers stored,
+            # gives what the workers computed when they acted.
+            learner.compute_advantages()
+            with torch.no_grad():
+                for minibatch in learner.minibatches():
+                    view = learner.evaluate(minibatch)
+                    torch.testing.assert_close(
+                        view.log_prob, view.rows.extras["log_prob"], atol=1e-5, rtol=0
+                    )
+                    torch.testing.assert_close(
+                        view.values, view.rows.extras["value"], atol=1e-5, rtol=0
+                    )
+            replayed.append(learner.rollout.columns["extras"]["episode_start"].copy())
+            return learn(clock)
+
+        learner.learn_block = replay_then_learn
+        graph.train_and_act(EnvironmentSteps(2 * 2 * 2 * agent.rollout.length))
+        assert len(replayed) == 2 and agent.rollout.num_envs == 4
+        assert replayed[0][0].all()  # every worker copy starts fresh
+        assert not replayed[1][0].all()  # and goes on across blocks with its state
+    finally:
+        graph.close()
+
+
+@pytest.mark.parametrize("backend", ["local", "ray"])
 def test_a_killed_worker_is_restarted_and_the_run_completes(backend: str, tmp_path: Path) -> None:
     if backend == "ray":
         pytest.importorskip("ray")

@@ -100,11 +100,11 @@ def test_a_snapshot_makes_the_worker_act_like_the_learner() -> None:
             for parameter in net.online.parameters():
                 parameter.add_(0.5)
     learner.agent.exploration.steps = 12_345
-    before = worker.agent.networks["main"].online(worker.agent.tensors(state))["q"]
+    before = worker.agent.networks["main"].online(worker.agent.policy.tensors(state))["q"]
     worker.collect(10, RunPhase.TRAIN, PolicySnapshot(3, policy_state(learner.agent)))
     assert worker.version == 3 and worker.agent.exploration.steps >= 12_345
-    mine = worker.agent.networks["main"].online(worker.agent.tensors(state))["q"]
-    theirs = learner.agent.networks["main"].online(learner.agent.tensors(state))["q"]
+    mine = worker.agent.networks["main"].online(worker.agent.policy.tensors(state))["q"]
+    theirs = learner.agent.networks["main"].online(learner.agent.policy.tensors(state))["q"]
     assert torch.equal(mine, theirs) and not torch.equal(mine, before)
     learner.close()
     worker.close()

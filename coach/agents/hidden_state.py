@@ -1,0 +1,133 @@
+"""The acting state of recurrent networks: one hidden state per network and environment copy.
+
+A policy that reads a recurrent network (an LSTM or GRU middleware) carries, for each
+environment copy, the network's hidden state from one step to the next. `HiddenStates`
+holds them on the acting side (`coach.agents.acting.Policy.hidden`): each decision runs the
+network one step from the copies' states (`HiddenStates.run`), and once the decision is
+made the states move on (`HiddenStates.advance`). Where an episode starts (the explicit
+episode-start flags, `HiddenStates.start`), the copy's state is zeroed before its next step.
+
+What learning needs of them goes into each stored step (`recurrent_extras`): the state the
+step was decided from (``hidden.<network>``, zeroed already where the step began an
+episode), the state after it (``next_hidden.<network>``, before any reset: what the step's
+successor is valued from where a time limit cut the episode) and whether it began an
+episode (``episode_start``). A learner replays a stored sequence from its first step's
+state and zeroes the state again at every episode start inside it.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import torch
+from gymnasium import spaces
+
+from coach.networks.network_wrapper import NetworkWrapper
+from coach.networks.parameters import NetworkParameters
+
+EPISODE_START = "episode_start"
+"""The stored column that marks the steps that begin an episode."""
+
+
+def hidden_key(network: str) -> str:
+    """The stored column of a network's hidden state before each step."""
+    return f"hidden.{network}"
+
+
+def next_hidden_key(network: str) -> str:
+    """The stored column of a network's hidden state after each step."""
+    return f"next_hidden.{network}"
+
+
+def recurrent_extras(networks: dict[str, NetworkParameters]) -> dict[str, spaces.Space]:
+    """The columns a memory keeps per step for the recurrent ones of ``networks`` (none
+    when every network is feed-forward)."""
+    extras: dict[str, spaces.Space] = {}
+    for name, params in networks.items():
+        recurrent = params.recurrent
+        if recurrent is None:
+            continue
+        state = spaces.Box(-np.inf, np.inf, recurrent.state_shape, np.float32)
+        extras[hidden_key(name)] = state
+        extras[next_hidden_key(name)] = state
+    if extras:
+        extras[EPISODE_START] = spaces.Box(0, 1, (), np.bool_)
+    return extras
+
+
+class HiddenStates:
+    """The hidden states of an agent's recurrent networks, per environment copy.
+
+    Args:
+        networks: The agent's networks by name; the recurrent ones get a state.
+        num_envs: How many environment copies the agent acts in.
+    """
+
+    def __init__(self, networks: dict[str, NetworkWrapper], num_envs: int) -> None:
+        self.networks = {name: net for name, net in networks.items() if net.recurrent}
+        self.names = {net: name for name, net in self.networks.items()}
+        """Each recurrent network's name, by the network."""
+        self.num_envs = num_envs
+        self.states = {name: net.initial_state(num_envs) for name, net in self.networks.items()}
+        """Each network's state before the copies' next step, (B, parts, layers, size)."""
+        self.starting = np.ones(num_envs, dtype=bool)
+        """The copies whose next step begins an episode (their state is zeroed first)."""
+        self._before: dict[str, torch.Tensor] = {}
+        self._after: dict[str, torch.Tensor] = {}
+
+    def __bool__(self) -> bool:
+        return bool(self.networks)
+
+    def start(self, copies: np.ndarray) -> None:
+        """Episodes begin in the copies ``copies`` (a (B,) mask) with their next step."""
+        self.starting |= copies
+
+    def run(
+        self, network: NetworkWrapper, inputs: dict[str, torch.Tensor]
+    ) -> dict[str, torch.Tensor]:
+        """A recurrent network one step on a batch of states (B, ...), from the copies'
+        states; its outputs (B, ...). The states move on only with `advance`."""
+        name = self.names[network]
+        before = self.states[name]
+        if self.starting.any():
+            keep = torch.as_tensor(~self.starting, device=before.device)
+            before = before * keep.to(before.dtype)[:, None, None, None]
+        with torch.no_grad():
+            outputs, after = network.unroll({k: v[None] for k, v in inputs.items()}, before)
+        self._before[name], self._after[name] = before, after
+        return {key: value[0] for key, value in outputs.items()}
+
+    def run_all(self, inputs: dict[str, torch.Tensor]) -> None:
+        """Every network one step (random acting in heatup: the states still follow the
+        episode)."""
+        for network in self.networks.values():
+            self.run(network, inputs)
+
+    def advance(self) -> dict[str, np.ndarray]:
+        """The step is decided: every network moves to its state after the step. Returns
+        what the step stores (`recurrent_extras`)."""
+        missing = set(self.networks) - set(self._before)
+        assert not missing, f"the policy decided without running {sorted(missing)}"
+        stored: dict[str, np.ndarray] = {EPISODE_START: self.starting.copy()}
+        for name in self.networks:
+            before, after = self._before[name], self._after[name]
+            stored[hidden_key(name)] = before.cpu().numpy()
+            stored[next_hidden_key(name)] = after.cpu().numpy()
+            self.states[name] = after
+        self._before, self._after = {}, {}
+        self.starting = np.zeros(self.num_envs, dtype=bool)
+        return stored
+
+    def state_dict(self) -> dict[str, Any]:
+        """The states and the pending episode starts, for checkpoints."""
+        return {
+            "states": {name: state.cpu() for name, state in self.states.items()},
+            "starting": self.starting.copy(),
+        }
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        """Restore what `state_dict` returned."""
+        for name, saved in state["states"].items():
+            self.states[name] = saved.to(self.states[name].device)
+        self.starting = np.asarray(state["starting"], dtype=bool).copy()
