@@ -32,6 +32,7 @@ try:
         PolicyGradientsAgentParameters,
         PPOAgentParameters,
         QRDQNAgentParameters,
+        R2D2AgentParameters,
         RainbowAgentParameters,
         SACAgentParameters,
         TD3AgentParameters,
@@ -59,7 +60,11 @@ try:
         ScheduleParameters,
     )
     from coach.level_manager import LevelManager
-    from coach.memories import ExperienceReplayParameters, PrioritizedExperienceReplayParameters
+    from coach.memories import (
+        ExperienceReplayParameters,
+        PrioritizedExperienceReplayParameters,
+        SequenceReplayParameters,
+    )
     from coach.networks import (
         BootstrappedQHeadParameters,
         CategoricalQHeadParameters,
@@ -130,12 +135,14 @@ __all__ = [
     "QHeadParameters",
     "QRDQNAgentParameters",
     "QuantileQHeadParameters",
+    "R2D2AgentParameters",
     "RainbowAgentParameters",
     "RecurrentParameters",
     "RunContext",
     "RunPhase",
     "SACAgentParameters",
     "ScheduleParameters",
+    "SequenceReplayParameters",
     "TD3AgentParameters",
     "TrainingSteps",
     "Transition",

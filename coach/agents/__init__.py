@@ -17,6 +17,7 @@ from coach.agents.policy_gradients import PolicyGradientsAgent, PolicyGradientsA
 from coach.agents.ppo import PPOAgent, PPOAgentParameters
 from coach.agents.q_learning import QAgent
 from coach.agents.qr_dqn import QRDQNAgent, QRDQNAgentParameters
+from coach.agents.r2d2 import R2D2Agent, R2D2AgentParameters
 from coach.agents.rainbow import RainbowAgentParameters
 from coach.agents.sac import SACAgent, SACAgentParameters
 from coach.agents.td3 import TD3Agent, TD3AgentParameters
@@ -48,6 +49,8 @@ __all__ = [
     "QAgent",
     "QRDQNAgent",
     "QRDQNAgentParameters",
+    "R2D2Agent",
+    "R2D2AgentParameters",
     "RainbowAgentParameters",
     "SACAgent",
     "SACAgentParameters",

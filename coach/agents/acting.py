@@ -184,7 +184,7 @@ class QPolicy(Policy):
     def values(self, inputs: dict[str, torch.Tensor]) -> torch.Tensor:
         """The values the policy picks from, for a batch of states (no gradient)."""
         with torch.no_grad():
-            values = self.q_values(self.network(inputs))
+            values = self.q_values(self.outputs(self.network, inputs))
             return self.constraint(values, inputs) if self.constraint is not None else values
 
     def decide(self, state: Observation, phase: RunPhase) -> ActionInfo:

@@ -23,21 +23,9 @@ import numpy as np
 import torch
 from gymnasium import spaces
 
+from coach.core.recurrent_columns import EPISODE_START, hidden_key, next_hidden_key
 from coach.networks.network_wrapper import NetworkWrapper
 from coach.networks.parameters import NetworkParameters
-
-EPISODE_START = "episode_start"
-"""The stored column that marks the steps that begin an episode."""
-
-
-def hidden_key(network: str) -> str:
-    """The stored column of a network's hidden state before each step."""
-    return f"hidden.{network}"
-
-
-def next_hidden_key(network: str) -> str:
-    """The stored column of a network's hidden state after each step."""
-    return f"next_hidden.{network}"
 
 
 def recurrent_extras(networks: dict[str, NetworkParameters]) -> dict[str, spaces.Space]:

@@ -25,8 +25,8 @@ from gymnasium import spaces
 
 from coach import validation as check
 from coach.agents.algorithm import AlgorithmParameters, validate_rhythm
-from coach.agents.hidden_state import EPISODE_START, hidden_key, next_hidden_key
 from coach.agents.learning import Clock, Learner, on_device
+from coach.core.recurrent_columns import EPISODE_START, hidden_key, next_hidden_key
 from coach.core.types import Batch
 from coach.memories.rollout import Rollout
 from coach.networks.distributions import CategoricalDistribution, GaussianDistribution

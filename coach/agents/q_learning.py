@@ -288,7 +288,9 @@ class QLearner(Learner):
         self.target_syncs = 0
         """Target syncs so far."""
         memory = self.memory
-        self.priorities = memory if isinstance(memory, TakesPriorities) else None
+        self.priorities: TakesPriorities | None = (
+            memory if isinstance(memory, TakesPriorities) else None
+        )
         """The memory, if it takes new priorities (checked once: a Protocol's isinstance
         costs tens of microseconds, too much for every gradient step)."""
 

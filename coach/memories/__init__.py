@@ -17,6 +17,7 @@ from coach.memories.prioritized_experience_replay import (
     PrioritizedExperienceReplayParameters,
 )
 from coach.memories.rollout import Rollout, RolloutParameters, generalized_advantages
+from coach.memories.sequence_replay import SequenceReplay, SequenceReplayParameters
 
 __all__ = [
     "EpisodicHindsightExperienceReplay",
@@ -32,5 +33,7 @@ __all__ = [
     "PrioritizedExperienceReplayParameters",
     "Rollout",
     "RolloutParameters",
+    "SequenceReplay",
+    "SequenceReplayParameters",
     "generalized_advantages",
 ]

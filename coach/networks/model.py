@@ -118,11 +118,17 @@ class Recurrence(nn.Module):
         self.out_features = params.size
 
     def forward(
-        self, x: torch.Tensor, hidden: torch.Tensor, starts: torch.Tensor | None
+        self,
+        x: torch.Tensor,
+        hidden: torch.Tensor,
+        starts: torch.Tensor | None,
+        before_starts: dict[int, torch.Tensor] | None = None,
     ) -> tuple[torch.Tensor, torch.Tensor]:
         """Run ``x`` (T, B, F) from ``hidden`` (B, parts, layers, size); ``starts`` (T, B)
         marks the steps that begin an episode, where the state is zeroed first. Returns the
-        outputs (T, B, size) and the state after the last step.
+        outputs (T, B, size) and the state after the last step; ``before_starts``, if given,
+        receives the state of every copy before the zeroing at each step ``t > 0`` where some
+        copy starts (the state after step ``t - 1``: what its successor is valued from).
 
         The sequence is cut only at the steps where some copy starts an episode: between
         them the whole stretch runs in one call of the recurrent layer, which is exactly the
@@ -138,6 +144,8 @@ class Recurrence(nn.Module):
         for begin, end in itertools.pairwise(cuts):
             if starts is not None and begin < steps:
                 keep = ~starts[begin]
+                if before_starts is not None and begin > 0:
+                    before_starts[begin] = hidden
                 if not bool(keep.all()):
                     hidden = hidden * keep.to(hidden.dtype)[:, None, None, None]
             out, hidden = self._run(x[begin:end], hidden)
@@ -224,6 +232,7 @@ class Model(nn.Module):
         inputs: dict[str, torch.Tensor],
         hidden: torch.Tensor,
         starts: torch.Tensor | None = None,
+        before_starts: dict[int, torch.Tensor] | None = None,
     ) -> tuple[dict[str, torch.Tensor], torch.Tensor]:
         """A recurrent model over sequences.
 
@@ -232,6 +241,8 @@ class Model(nn.Module):
             hidden: The hidden state before the first step, (B, parts, layers, size).
             starts: (T, B) bool, the steps that begin an episode (the state is zeroed before
                 them); ``None``: none does.
+            before_starts: Receives, by step ``t > 0`` where some copy starts an episode,
+                every copy's state after step ``t - 1`` (before the zeroing), if given.
 
         Returns:
             The heads' outputs, (T, B, ...) each, and the hidden state after the last step.
@@ -240,7 +251,7 @@ class Model(nn.Module):
         steps, batch = next(iter(inputs[k] for k in self.input_keys)).shape[:2]
         flat = {k: inputs[k].flatten(0, 1) for k in self.input_keys}
         x = self._embed(flat).unflatten(0, (steps, batch))
-        x, hidden = self.recurrence(x, hidden, starts)
+        x, hidden = self.recurrence(x, hidden, starts, before_starts)
         outputs = self._heads(x.flatten(0, 1))
         return {k: v.unflatten(0, (steps, batch)) for k, v in outputs.items()}, hidden
 

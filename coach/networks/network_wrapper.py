@@ -82,19 +82,21 @@ class NetworkWrapper:
         inputs: dict[str, torch.Tensor],
         hidden: torch.Tensor,
         starts: torch.Tensor | None = None,
+        before_starts: dict[int, torch.Tensor] | None = None,
     ) -> tuple[dict[str, torch.Tensor], torch.Tensor]:
         """The online recurrent network over time-major sequences (`Model.unroll`)."""
-        return self.online.unroll(inputs, hidden, starts)
+        return self.online.unroll(inputs, hidden, starts, before_starts)
 
     def target_unroll(
         self,
         inputs: dict[str, torch.Tensor],
         hidden: torch.Tensor,
         starts: torch.Tensor | None = None,
+        before_starts: dict[int, torch.Tensor] | None = None,
     ) -> tuple[dict[str, torch.Tensor], torch.Tensor]:
         """The target copy over sequences (the online one's when there is no target)."""
         with torch.no_grad():
-            return (self.target or self.online).unroll(inputs, hidden, starts)
+            return (self.target or self.online).unroll(inputs, hidden, starts, before_starts)
 
     def target_predict(self, inputs: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
         """The target copy's outputs (the online one's when there is no target)."""

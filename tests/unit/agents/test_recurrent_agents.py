@@ -17,10 +17,10 @@ from coach.agents.actor_critic import ActorCriticAgentParameters
 from coach.agents.agent import Agent
 from coach.agents.clipped_ppo import ClippedPPOAgentParameters
 from coach.agents.ddpg import DDPGAgentParameters
-from coach.agents.hidden_state import EPISODE_START, hidden_key, next_hidden_key
 from coach.agents.on_policy import OnPolicyAgentParameters, actor_critic_networks
 from coach.agents.on_policy_learning import OnPolicyLearner
 from coach.agents.ppo import PPOAgentParameters
+from coach.core.recurrent_columns import EPISODE_START, hidden_key, next_hidden_key
 from coach.core.run_phase import RunPhase
 from coach.core.step_units import EnvironmentEpisodes, EnvironmentSteps
 from coach.environments.parameters import GymEnvironmentParameters
