@@ -47,6 +47,7 @@ bench: install
 	$(BIN)/python -m benchmarks.parallel
 	$(BIN)/python -m benchmarks.async_env
 	$(BIN)/python -m benchmarks.batch_rl
+	$(BIN)/python -m benchmarks.recurrent
 
 clean:
 	rm -rf $(VENV) experiments .pytest_cache .mypy_cache .ruff_cache

@@ -82,9 +82,9 @@ class HiddenStates:
             keep = torch.as_tensor(~self.starting, device=before.device)
             before = before * keep.to(before.dtype)[:, None, None, None]
         with torch.no_grad():
-            outputs, after = network.unroll({k: v[None] for k, v in inputs.items()}, before)
+            outputs, after = network.online.step(inputs, before)
         self._before[name], self._after[name] = before, after
-        return {key: value[0] for key, value in outputs.items()}
+        return outputs
 
     def run_all(self, inputs: dict[str, torch.Tensor]) -> None:
         """Every network one step (random acting in heatup: the states still follow the

@@ -30,7 +30,8 @@ from coach.core.recurrent_columns import EPISODE_START, hidden_key, next_hidden_
 from coach.core.types import Batch
 from coach.memories.rollout import Rollout
 from coach.networks.distributions import CategoricalDistribution, GaussianDistribution
-from coach.networks.network_wrapper import NetworkWrapper
+from coach.networks.model import Stretches
+from coach.networks.network_wrapper import NetworkWrapper, train_steps
 from coach.schedules import Schedule
 
 Distribution = CategoricalDistribution | GaussianDistribution
@@ -231,8 +232,9 @@ class OnPolicyLearner(Learner):
         network's outputs unrolled over its sequences, from the hidden state stored with
         their first step."""
         if self.recurrent:
-            actor = self.unroll(self.actor, b)
-            critic = actor if self.critic is self.actor else self.unroll(self.critic, b)
+            layout = Stretches.of(b.extras[EPISODE_START])  # the same for both networks
+            actor = self.unroll(self.actor, b, layout)
+            critic = actor if self.critic is self.actor else self.unroll(self.critic, b, layout)
             b = b.map(lambda column: column.flatten(0, 1))
             dist = self.distribution_of(actor["policy"].flatten(0, 1))
             values = critic["v"].flatten(0, 1)
@@ -245,15 +247,16 @@ class OnPolicyLearner(Learner):
             advantages = (advantages - advantages.mean()) / (advantages.std() + 1e-8)
         return PolicyView(b, dist, log_prob, advantages, values)
 
-    def unroll(self, network: NetworkWrapper, b: Batch) -> dict[str, torch.Tensor]:
+    def unroll(
+        self, network: NetworkWrapper, b: Batch, layout: Stretches
+    ) -> dict[str, torch.Tensor]:
         """A network's outputs over a minibatch of sequences (T, N, ...): unrolled from the
         state stored with each sequence's first step (a feed-forward one row by row)."""
         if not network.recurrent:
             flat = {k: v.flatten(0, 1) for k, v in b.states.items()}
             return {k: v.unflatten(0, b.rewards.shape[:2]) for k, v in network(flat).items()}
         hidden = b.extras[hidden_key(self.names[network])][0]
-        outputs, _ = network.unroll(b.states, hidden, b.extras[EPISODE_START])
-        return outputs
+        return network.online.sequence_outputs(b.states, hidden, layout)
 
     def descend(
         self, policy_loss: torch.Tensor, value_loss: torch.Tensor, entropy: torch.Tensor
@@ -268,5 +271,9 @@ class OnPolicyLearner(Learner):
                 - algorithm.entropy_coefficient * entropy
             )
         else:
-            self.actor.train_step(policy_loss - algorithm.entropy_coefficient * entropy)
-            self.critic.train_step(algorithm.value_coefficient * value_loss)
+            train_steps(
+                [
+                    (self.actor, policy_loss - algorithm.entropy_coefficient * entropy),
+                    (self.critic, algorithm.value_coefficient * value_loss),
+                ]
+            )

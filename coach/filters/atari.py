@@ -29,14 +29,17 @@ def atari_input_filter(
         obs_type: The environment's ``obs_type``: ``rgb`` frames are turned into luminance
             first; ``grayscale`` frames already are (ALE computes them, which is cheaper).
         size: Frames are resized to ``size`` x ``size``.
-        stack_size: How many of the last frames make one observation.
+        stack_size: How many of the last frames make one observation; 1 keeps the single
+            frame, (size, size), unstacked (a recurrent network remembers instead).
         clip_rewards: Clip rewards to [-1, 1].
         key: The observation key of the frames.
     """
     filters: list[ObservationFilter] = []
     if obs_type == "rgb":
         filters.append(ObservationRGBToLuminanceFilter())
-    filters += [ObservationRescaleToSizeFilter(size, size), ObservationStackingFilter(stack_size)]
+    filters.append(ObservationRescaleToSizeFilter(size, size))
+    if stack_size != 1:
+        filters.append(ObservationStackingFilter(stack_size))
     return InputFilter(
         observation_filters={key: filters},
         reward_filters=[RewardClippingFilter(-1.0, 1.0)] if clip_rewards else [],

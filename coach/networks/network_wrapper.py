@@ -106,9 +106,11 @@ class NetworkWrapper:
 
     def train_step(self, loss: torch.Tensor) -> float:
         """One gradient step on ``loss``; returns the gradient norm before clipping."""
+        return train_steps([(self, loss)])[0]
+
+    def _clip_and_step(self) -> float:
+        """Clip the gradients and take the optimizer's step; the norm before clipping."""
         assert self.optimizer is not None, "an acting-only network does not learn"
-        self.optimizer.zero_grad(set_to_none=True)
-        loss.backward()
         max_norm = self.params.gradient_clip_norm
         norm = torch.nn.utils.clip_grad_norm_(
             self.online.parameters(), max_norm if max_norm is not None else float("inf")
@@ -142,3 +144,21 @@ class NetworkWrapper:
             self.optimizer.load_state_dict(copy.deepcopy(state["optimizer"]))
         if self.target is not None:
             self.target.load_state_dict(state["target"])
+
+
+def train_steps(steps: list[tuple[NetworkWrapper, torch.Tensor]]) -> list[float]:
+    """One gradient step of each network on its own loss, all in one backward pass; each
+    network's gradient norm before clipping.
+
+    The networks share no weights, so each gets the gradients a step of its own would give
+    it; one pass instead of several saves the autograd engine's fixed cost (an actor and a
+    critic updated together, for instance).
+    """
+    for network, _ in steps:
+        assert network.optimizer is not None, "an acting-only network does not learn"
+        network.optimizer.zero_grad(set_to_none=True)
+    if len(steps) == 1:
+        steps[0][1].backward()
+    else:
+        torch.autograd.backward([loss for _, loss in steps])
+    return [network._clip_and_step() for network, _ in steps]

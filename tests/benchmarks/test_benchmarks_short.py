@@ -147,6 +147,17 @@ BENCHMARKS: dict[str, tuple[list[str], list[str]]] = {
             *(_row(name, NUMBER, NUMBER, rf"({NUMBER}|-)") for name in BATCH_PRESETS),
         ],
     ),
+    "recurrent": (
+        [],
+        [
+            _row("preset", "networks", "acting steps/s", "training steps/s", "time per step x"),
+            _row("CartPoleNoVel_ClippedPPO", "feed-forward", NUMBER, NUMBER, "1.00"),
+            _row("CartPoleNoVel_RecurrentPPO", "LSTM", NUMBER, NUMBER, NUMBER),
+            _row("PendulumNoVel_RecurrentPPO", "feed-forward", NUMBER, NUMBER, "1.00"),
+            _row("PendulumNoVel_RecurrentPPO", "LSTM", NUMBER, NUMBER, NUMBER),
+            _row("CartPoleNoVel_R2D2", "LSTM", NUMBER, NUMBER, "-"),
+        ],
+    ),
 }
 
 

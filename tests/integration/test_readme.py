@@ -32,7 +32,7 @@ def _block(language: str, start: str) -> str:
 
 def test_the_preset_example_loads(tmp_path: Path) -> None:
     path = tmp_path / "Acrobot_DQN.py"
-    path.write_text(_block("python", "from coach import (\n    BasicRLGraphManager"))
+    path.write_text(_block("python", "from coach import (\n    BasicRLGraphManager,\n    DQNAgent"))
     preset = load_preset(str(path))
     assert preset.graph_manager.parameters()["environment"].level == "Acrobot-v1"
     assert preset.validation is not None
@@ -59,5 +59,24 @@ def test_the_filter_example_runs_dqn_on_a_continuous_environment(tmp_path: Path)
     try:
         graph.improve()
         assert graph.top_level.agent.action_space.n == 9
+    finally:
+        graph.close()
+
+
+def test_the_recurrent_example_trains_a_gru_on_cartpole_without_velocities(tmp_path: Path) -> None:
+    path = tmp_path / "CartPoleNoVel_GRU.py"
+    path.write_text(
+        _block("python", "from coach import (\n    BasicRLGraphManager,\n    ClippedPPO")
+    )
+    preset = load_preset(str(path))
+    graph = preset.graph_manager
+    roots = graph.parameters()
+    assert roots["agent"].network_wrappers["actor"].middleware.recurrent.cell == "gru"
+    graph.create_graph(RunContext(seed=0, experiment_dir=tmp_path, quiet=True))
+    try:
+        graph.train_and_act(EnvironmentSteps(1024))  # two blocks of 64 x 8
+        agent = graph.top_level.agent
+        assert agent.observation_space["observation"].shape == (2,)
+        assert agent.training_rounds == 2 and set(agent.policy.hidden.states) == {"actor", "critic"}
     finally:
         graph.close()

@@ -14,6 +14,7 @@ from coach.batch.graph_manager import BatchRLGraphManager
 from coach.environments.atari import AtariEnvironmentParameters
 from coach.graph_managers.graph_manager import GraphManager
 from coach.graph_managers.parameters import RunContext
+from coach.memories.rollout import RolloutParameters
 from coach.parameters import set_parameter
 from coach.presets import describe, list_presets, load_preset
 
@@ -61,6 +62,11 @@ TRAINING: dict[str, dict[str, str]] = {
     "LunarLander_ClippedPPO": {"agent.memory.rollout_length": "4"},
     "Mujoco_ClippedPPO": {"agent.memory.rollout_length": "64"},
     "Pendulum_ClippedPPO": {"agent.memory.rollout_length": "16"},
+    "PendulumNoVel_RecurrentPPO": {
+        "agent.memory.rollout_length": "16",
+        "agent.algorithm.sequence_length": "16",
+        "agent.algorithm.batch_size": "32",
+    },
 }
 """What a preset needs on top of `TINY` to store and learn within it (a smaller playing
 period: the budget stays the same)."""
@@ -92,11 +98,20 @@ def _is_atari(name: str) -> bool:
     return isinstance(environment, AtariEnvironmentParameters)
 
 
-ATARI = [name for name in list_presets() if _is_atari(name)]
+def _learns_from_blocks(name: str) -> bool:
+    return isinstance(
+        load_preset(name).graph_manager.parameters()["agent"].memory, RolloutParameters
+    )
+
+
+ATARI_ALL = [name for name in list_presets() if _is_atari(name)]
+ATARI = [name for name in ATARI_ALL if not _learns_from_blocks(name)]
+"""The Atari presets that learn from replay (through the frame store)."""
+ATARI_ON_POLICY = [name for name in ATARI_ALL if _learns_from_blocks(name)]
 BATCH = [n for n in list_presets() if isinstance(load_preset(n).graph_manager, BatchRLGraphManager)]
 
 
-@pytest.mark.parametrize("name", [n for n in list_presets() if n not in ATARI + BATCH])
+@pytest.mark.parametrize("name", [n for n in list_presets() if n not in ATARI_ALL + BATCH])
 def test_preset_runs_briefly(name: str, tmp_path: Path) -> None:
     preset = load_preset(name)
     environment, agent = describe(preset)
@@ -194,5 +209,35 @@ def test_atari_preset_runs_4200_steps(name: str, tmp_path: Path) -> None:
         frames = agent.memory.frame_stores["observation"]
         assert frames.written <= steps + agent.episodes + 1
         assert len(graph.evaluations) == 1 and graph.evaluations[0].env_steps == steps
+    finally:
+        graph.close()
+
+
+@pytest.mark.parametrize("name", ATARI_ON_POLICY)
+def test_atari_on_policy_preset_runs_5000_steps(name: str, tmp_path: Path) -> None:
+    """On-policy Atari presets in the default run: 5,000 training steps (blocks of 8 copies
+    x 128 steps: four updates, one epoch each to keep it short), then 400 steps of
+    evaluation."""
+    preset = load_preset(name)
+    roots = preset.graph_manager.parameters()
+    for path, value in {
+        "schedule.improve_steps": "EnvironmentSteps(5000)",
+        "schedule.steps_between_evaluation_periods": "EnvironmentSteps(5000)",
+        "schedule.evaluation_steps": "EnvironmentSteps(400)",
+        "agent.algorithm.epochs": "1",
+    }.items():
+        set_parameter(roots, path, value)
+    graph = preset.graph_manager.create_graph(
+        RunContext(seed=0, experiment_dir=tmp_path, quiet=True)
+    )
+    try:
+        graph.improve()
+        agent = graph.top_level.agent
+        assert graph.env_steps >= 5000 and agent.training_rounds == 4
+        assert agent.training_steps == 4 * 4  # 4 minibatches of 8 sequences of 32 steps
+        if agent.policy.hidden:  # a single frame per step; the LSTM remembers
+            assert agent.state["observation"].shape == (8, 84, 84)
+            assert set(agent.policy.hidden.states) == {"main"}
+        assert len(graph.evaluations) == 1
     finally:
         graph.close()

@@ -10,7 +10,7 @@ from gymnasium import spaces
 
 from coach.core.spaces import StackedFrames
 from coach.errors import CoachError
-from coach.networks.model import Embedder, Model, initialize
+from coach.networks.model import Embedder, Model, Stretches, initialize
 from coach.networks.parameters import (
     NATURE_CNN,
     InputEmbedderParameters,
@@ -139,3 +139,35 @@ def test_recurrent_layers_are_seeded_and_called_on_sequences() -> None:
         a({"observation": torch.zeros(2, 3)})
     assert a.initial_state(4).shape == (4, 1, 2, 8)
     assert recurrent_model("lstm", 2).initial_state(4).shape == (4, 2, 2, 8)
+
+
+@pytest.mark.parametrize(("cell", "layers"), [("lstm", 1), ("lstm", 2), ("gru", 2)])
+@pytest.mark.parametrize("rate", [0.0, 0.1, 0.5], ids=["no-starts", "some", "many"])
+def test_sequence_outputs_in_one_call_equal_the_unrolled_ones(
+    cell: str, layers: int, rate: float
+) -> None:
+    model = recurrent_model(cell, layers)
+    generator = torch.Generator().manual_seed(2)
+    x = torch.randn(16, 6, 3, generator=generator, requires_grad=True)
+    starts = torch.rand(16, 6, generator=generator) < rate
+    starts[0, 1] = True  # a copy that starts right at the first step
+    hidden = torch.randn(6, *model.recurrence.state_shape, generator=generator)  # type: ignore[union-attr]
+    unrolled, _ = model.unroll({"observation": x}, hidden, starts)
+    padded = model.sequence_outputs({"observation": x}, hidden, Stretches.of(starts))
+    torch.testing.assert_close(padded["q"], unrolled["q"], atol=1e-6, rtol=0)
+    # The gradients agree too (the padding takes none).
+    (grad_unrolled,) = torch.autograd.grad(unrolled["q"].square().sum(), x)
+    (grad_padded,) = torch.autograd.grad(padded["q"].square().sum(), x)
+    torch.testing.assert_close(grad_padded, grad_unrolled, atol=1e-5, rtol=0)
+
+
+@pytest.mark.parametrize(("cell", "layers"), [("lstm", 1), ("lstm", 2), ("gru", 1), ("gru", 2)])
+def test_a_step_of_acting_equals_a_sequence_of_one(cell: str, layers: int) -> None:
+    model = recurrent_model(cell, layers)
+    x = torch.randn(5, 3)
+    hidden = torch.randn(5, *model.recurrence.state_shape)  # type: ignore[union-attr]
+    with torch.no_grad():
+        stepped, after = model.step({"observation": x}, hidden)
+        unrolled, state = model.unroll({"observation": x[None]}, hidden)
+    torch.testing.assert_close(stepped["q"], unrolled["q"][0], atol=1e-6, rtol=0)
+    torch.testing.assert_close(after, state, atol=1e-6, rtol=0)

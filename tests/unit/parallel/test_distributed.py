@@ -166,6 +166,43 @@ def test_recurrent_workers_carry_their_own_hidden_states_to_the_learner(
         graph.close()
 
 
+def test_recurrent_q_workers_fill_the_sequence_replay_with_their_own_states(
+    tmp_path: Path,
+) -> None:
+    graph = _graph("CartPoleNoVel_R2D2", tmp_path, num_envs=2)
+    try:
+        graph.heatup(EnvironmentSteps(800))  # the workers act with the learner's weights
+        memory, net = graph.agent.memory, graph.agent.networks["main"]
+        assert set(memory.windows) == {1, 2} and memory.size > 8
+        columns = memory.columns
+        states = columns[("state", "observation")][: memory.size]
+        hidden = columns[("extras", "hidden.main")][: memory.size]
+        starts = columns[("extras", "episode_start")][: memory.size]
+        period = memory.period
+        # A copy's next sequence begins where this one's first period ends: unrolled from
+        # the state stored with it, the learner arrives at the state the worker stored next.
+        compared = 0
+        for slot in range(memory.size):
+            tail = states[slot, period:]
+            following = [
+                other for other in range(memory.size)
+                if np.array_equal(states[other, : len(tail)], tail)
+            ]  # fmt: skip
+            if len(following) != 1 or starts[following[0], 0]:
+                continue
+            with torch.no_grad():
+                _, after = net.unroll(
+                    {"observation": torch.as_tensor(states[slot, :period, None])},
+                    torch.as_tensor(hidden[slot])[None],
+                    torch.as_tensor(starts[slot, :period, None]),
+                )
+            np.testing.assert_allclose(after[0].numpy(), hidden[following[0]], atol=1e-5)
+            compared += 1
+        assert compared >= 4
+    finally:
+        graph.close()
+
+
 @pytest.mark.parametrize("backend", ["local", "ray"])
 def test_a_killed_worker_is_restarted_and_the_run_completes(backend: str, tmp_path: Path) -> None:
     if backend == "ray":
