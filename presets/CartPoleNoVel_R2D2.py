@@ -4,7 +4,7 @@ CartPole without velocities (see `presets/_cartpole_novel.py` for the task).
 Eight env copies act with an LSTM Q network (64 units, then a 64-unit ReLU layer) from
 each copy's hidden state, exploring e-greedily. The replay keeps sequences of 20 steps, each
 sharing 10 with the previous one of its copy, with the hidden state they began from,
-sampled by priority. Every 64 env steps, 4 gradient steps on 32 sequences: the first 5
+sampled by priority. Every 64 env steps, 8 gradient steps on 32 sequences: the first 5
 steps of each only bring the state up to date (burn-in), the other 15 are regressed on
 3-step double-Q targets.
 """
@@ -45,7 +45,7 @@ agent.algorithm.n_step = 3
 agent.algorithm.burn_in = 5
 agent.algorithm.batch_size = 32
 agent.algorithm.num_consecutive_playing_steps = EnvironmentSteps(64)
-agent.algorithm.num_consecutive_training_steps = 4
+agent.algorithm.num_consecutive_training_steps = 8
 agent.algorithm.num_steps_between_copying_online_weights_to_target = EnvironmentSteps(2_000)
 agent.memory = SequenceReplayParameters(max_size=100_000, sequence_length=20, overlap=10, alpha=0.6)
 agent.exploration = EGreedyParameters(

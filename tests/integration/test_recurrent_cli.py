@@ -15,8 +15,8 @@ from tests.integration.coach_cli import coach, experiment, rewards, start, wait_
 PRESET = "CartPoleNoVel_RecurrentPPO"
 SHORT = [
     "-p", PRESET, "--seed", "3",
-    "-cp", "schedule.improve_steps=EnvironmentSteps(16000)",
-    "-cp", "schedule.steps_between_evaluation_periods=EnvironmentSteps(4000)",
+    "-cp", "schedule.improve_steps=EnvironmentSteps(8000)",
+    "-cp", "schedule.steps_between_evaluation_periods=EnvironmentSteps(2000)",
     "-cp", "schedule.evaluation_steps=EnvironmentEpisodes(3)",
 ]  # fmt: skip
 
@@ -27,7 +27,7 @@ def test_sigint_then_resume_ends_exactly_like_an_uninterrupted_run(tmp_path: Pat
     reference = experiment(tmp_path / "whole", PRESET)
 
     process = start(*SHORT, "-ep", str(tmp_path / "cut"), cwd=tmp_path)
-    wait_for(process, "evaluate env steps     4000")
+    wait_for(process, "evaluate env steps     2000")
     process.send_signal(signal.SIGINT)
     _, stderr = process.communicate(timeout=120)
     assert process.returncode == 130, stderr
