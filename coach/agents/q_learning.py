@@ -212,6 +212,11 @@ class QAgent(Agent):
     def evaluation_policy(self, states: Observation) -> tuple[np.ndarray, np.ndarray]:
         """For off-policy evaluation: Q(s, .) and the probability of every action under the
         policy this agent is evaluated with, for a whole dataset's states, (N, A) each."""
+        if self.q_network.recurrent:
+            raise CoachError(
+                f"{type(self).__name__} has a recurrent Q network: its values depend on each "
+                f"episode's history, which off-policy evaluation of single states does not give"
+            )
         count = len(next(iter(states.values())))
         q_parts, probability_parts = [], []
         policy, exploration = self.policy, self.exploration

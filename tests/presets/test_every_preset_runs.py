@@ -175,6 +175,24 @@ def test_every_preset_promises_a_reward() -> None:
         assert validation.max_env_steps or validation.max_episodes or validation.max_epochs
 
 
+def _improved(name: str, tmp_path: Path, overrides: dict[str, str]) -> GraphManager:
+    """The preset's graph with ``overrides``, after its whole (shortened) run; the caller
+    closes it."""
+    preset = load_preset(name)
+    roots = preset.graph_manager.parameters()
+    for path, value in overrides.items():
+        set_parameter(roots, path, value)
+    graph = preset.graph_manager.create_graph(
+        RunContext(seed=0, experiment_dir=tmp_path, quiet=True)
+    )
+    try:
+        graph.improve()
+    except BaseException:
+        graph.close()
+        raise
+    return graph
+
+
 ATARI_HEATUP, ATARI_TRAINING = 4000, 200
 """The Atari presets' steps in the default run: dozens of episodes of heatup through the frame
 store, then 50 gradient steps of the Nature CNN."""
@@ -186,20 +204,17 @@ def test_atari_preset_runs_4200_steps(name: str, tmp_path: Path) -> None:
     through the frame store, then 200 of training, 50 gradient steps of the Nature CNN at
     about 70 ms each on one core), then 500 steps of evaluation (a whole game of an untrained
     agent can take 27,000)."""
-    preset = load_preset(name)
-    roots = preset.graph_manager.parameters()
-    for path, value in {
-        "schedule.heatup_steps": f"EnvironmentSteps({ATARI_HEATUP})",
-        "schedule.improve_steps": f"EnvironmentSteps({ATARI_TRAINING})",
-        "schedule.steps_between_evaluation_periods": f"EnvironmentSteps({ATARI_TRAINING})",
-        "schedule.evaluation_steps": "EnvironmentSteps(500)",
-    }.items():
-        set_parameter(roots, path, value)
-    graph = preset.graph_manager.create_graph(
-        RunContext(seed=0, experiment_dir=tmp_path, quiet=True)
+    graph = _improved(
+        name,
+        tmp_path,
+        {
+            "schedule.heatup_steps": f"EnvironmentSteps({ATARI_HEATUP})",
+            "schedule.improve_steps": f"EnvironmentSteps({ATARI_TRAINING})",
+            "schedule.steps_between_evaluation_periods": f"EnvironmentSteps({ATARI_TRAINING})",
+            "schedule.evaluation_steps": "EnvironmentSteps(500)",
+        },
     )
     try:
-        graph.improve()
         agent = graph.top_level.agent
         steps = ATARI_HEATUP + ATARI_TRAINING
         assert graph.env_steps == steps and agent.training_steps > 0
@@ -218,20 +233,17 @@ def test_atari_on_policy_preset_runs_5000_steps(name: str, tmp_path: Path) -> No
     """On-policy Atari presets in the default run: 5,000 training steps (blocks of 8 copies
     x 128 steps: four updates, one epoch each to keep it short), then 400 steps of
     evaluation."""
-    preset = load_preset(name)
-    roots = preset.graph_manager.parameters()
-    for path, value in {
-        "schedule.improve_steps": "EnvironmentSteps(5000)",
-        "schedule.steps_between_evaluation_periods": "EnvironmentSteps(5000)",
-        "schedule.evaluation_steps": "EnvironmentSteps(400)",
-        "agent.algorithm.epochs": "1",
-    }.items():
-        set_parameter(roots, path, value)
-    graph = preset.graph_manager.create_graph(
-        RunContext(seed=0, experiment_dir=tmp_path, quiet=True)
+    graph = _improved(
+        name,
+        tmp_path,
+        {
+            "schedule.improve_steps": "EnvironmentSteps(5000)",
+            "schedule.steps_between_evaluation_periods": "EnvironmentSteps(5000)",
+            "schedule.evaluation_steps": "EnvironmentSteps(400)",
+            "agent.algorithm.epochs": "1",
+        },
     )
     try:
-        graph.improve()
         agent = graph.top_level.agent
         assert graph.env_steps >= 5000 and agent.training_rounds == 4
         assert agent.training_steps == 4 * 4  # 4 minibatches of 8 sequences of 32 steps
