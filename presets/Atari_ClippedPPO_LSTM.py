@@ -7,8 +7,10 @@ RL Zoo's Atari PPO settings: 8 env copies, blocks of 128 steps, 4 epochs of 256-
 minibatches, discount 0.99, GAE lambda 0.95, learning rate 2.5e-4 and clip range 0.1 falling
 linearly to zero over 10M steps, entropy bonus 0.01, gradients clipped at 0.5. One network
 with a policy and a value head: the Nature CNN, a 512-unit layer, an LSTM of 256 units; each
-block column is cut into sequences of 32 steps, 8 to a minibatch. Its learning run is long
-(no validation is promised here).
+block column is cut into sequences of 32 steps, 8 to a minibatch. Its promise is modest
+(feed-forward PPO with a stack of four frames passes 100 on Breakout by 2.5M steps in RL
+Zoo's runs; one frame and an LSTM learn slower), and its golden run, hours of the Nature CNN
+on a CPU, is optional on a machine without a GPU.
 """
 
 from coach import (
@@ -20,6 +22,7 @@ from coach import (
     LinearSchedule,
     MiddlewareParameters,
     NetworkParameters,
+    PresetValidation,
     RecurrentParameters,
     ScheduleParameters,
 )
@@ -67,3 +70,5 @@ agent.network_wrappers = {
 environment = AtariEnvironmentParameters(level="breakout", num_envs=8)
 
 graph_manager = BasicRLGraphManager(agent, environment, schedule)
+
+validation = PresetValidation(min_reward=20, max_env_steps=2_500_000)
