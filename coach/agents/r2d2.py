@@ -165,6 +165,17 @@ def n_step_targets(
     return total + scale * bootstrap
 
 
+def ended(b: Batch) -> torch.Tensor:
+    """Where each sequence's episodes end, (T, N): a terminal state, a time limit, or a
+    next step that begins another episode (the episodes restarted before they ended: for
+    an evaluation, or a rollout worker started anew). The episode-start flags say so as
+    data; nothing else marks it."""
+    following = torch.zeros_like(b.terminated)
+    following[:-1] = b.extras[EPISODE_START][1:]
+    result: torch.Tensor = b.terminated | b.truncated | following
+    return result
+
+
 class R2D2Learner(QLearner):
     """R2D2's update: the sequence unrolled with burn-in, n-step double-Q targets within it,
     importance-weighted regression, sequence priorities."""
@@ -197,9 +208,8 @@ class R2D2Learner(QLearner):
                 ({t + burn: s for t, s in online_cuts.items()}, online_final),
                 (target_cuts, target_final),
             )
-            done = b.terminated | b.truncated
             targets = n_step_targets(
-                b.rewards, b.terminated, done, successor, algorithm.discount,
+                b.rewards, b.terminated, ended(b), successor, algorithm.discount,
                 algorithm.n_step, burn,
             )  # fmt: skip
         rows = regression_rows(q, targets, algorithm.loss, algorithm.huber_delta)  # (T', N)
@@ -227,8 +237,9 @@ class R2D2Learner(QLearner):
     ) -> torch.Tensor:
         """The (double) Q value of each step's successor, (T, N): the next step's state
         while the episode goes on in the sequence; the step's own next state, valued from
-        the networks' state after the step, at the sequence's end and where a time limit
-        cut the episode. (Terminal steps get 0: their successor is never used.)
+        the networks' state after the step, at the sequence's end and where the episode
+        ended otherwise than in a terminal state (`ended`). (Terminal steps get 0: their
+        successor is never used.)
 
         Args:
             b: The sequences, time-major.
@@ -242,14 +253,15 @@ class R2D2Learner(QLearner):
         burn = steps - len(online_q)
         values = torch.zeros(steps, count, device=b.rewards.device)
         # Only the steps after the burn-in are bootstrapped from.
-        go_on = ~(b.terminated | b.truncated)
+        over = ended(b)
+        go_on = ~over
         go_on[-1] = False
         go_on[:burn] = False
         t, n = torch.nonzero(go_on, as_tuple=True)
         values[t, n] = self.pick(online_q[t + 1 - burn, n], target_q[t + 1, n])
         # The others bootstrap from their own next state: one more step of each network.
-        extra = b.truncated.clone()
-        extra[-1] |= ~b.terminated[-1]
+        extra = over & ~b.terminated
+        extra[-1] = ~b.terminated[-1]
         extra[:burn] = False
         t, n = torch.nonzero(extra, as_tuple=True)
         if len(t):

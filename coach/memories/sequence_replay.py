@@ -5,10 +5,12 @@ Learning", R2D2).
 Each env copy's steps form one continuous stream. Every ``sequence_length - overlap`` steps
 the copy's last ``sequence_length`` steps are stored as one sequence: adjacent sequences of a
 copy share ``overlap`` steps, so that every step is learned from with some history before
-it. A sequence runs on across episode ends (the ``episode_start`` column marks where the
-hidden state is zeroed); it keeps the hidden state the policy had at its first step
-(``hidden.<network>``), what the learner unrolls from, and no other hidden state (the
-after-step states, ``next_hidden.<network>``, are not kept).
+it. A sequence runs on across episode ends: the ``episode_start`` column marks where the
+hidden state is zeroed, and so where the episode before ended, however it ended (a
+learner reads it so; nothing stored needs marking when episodes restart). It keeps the
+hidden state the policy had at its first step (``hidden.<network>``), what the learner
+unrolls from, and no other hidden state (the after-step states,
+``next_hidden.<network>``, are not kept).
 
 Sequences are whole slots of a ring: storing overwrites the oldest slot, never part of one,
 so no sample mixes steps of different times. With ``alpha > 0`` a slot is drawn in
@@ -212,16 +214,6 @@ class SequenceReplay(Memory):
         self.min_tree.update(slots, self.max_priority)
         self.position = int((self.position + copies) % self.slots)
         self.size = min(self.size + copies, self.slots)
-
-    def end_episodes(self) -> None:
-        """The episodes restart before they ended: each window's last step is marked
-        truncated (it bootstraps from its own next state), since the next step of its copy
-        begins another episode."""
-        for stream, window in self.windows.items():
-            t = self.filled[stream]
-            if t:
-                ended = window[("terminated", "")][:, t - 1]
-                window[("truncated", "")][:, t - 1] |= ~ended
 
     # -- sampling ---------------------------------------------------------------------------
 

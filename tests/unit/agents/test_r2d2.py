@@ -10,7 +10,13 @@ import numpy as np
 import pytest
 import torch
 
-from coach.agents.r2d2 import R2D2Agent, R2D2AgentParameters, R2D2Learner, n_step_targets
+from coach.agents.r2d2 import (
+    R2D2Agent,
+    R2D2AgentParameters,
+    R2D2Learner,
+    ended,
+    n_step_targets,
+)
 from coach.core.recurrent_columns import EPISODE_START, hidden_key
 from coach.core.run_phase import RunPhase
 from coach.core.step_units import EnvironmentSteps
@@ -95,15 +101,16 @@ def test_stored_hidden_states_agree_with_the_learners_unroll() -> None:
     assert compared >= 3
 
 
-def sequences(agent: R2D2Agent) -> Batch:
-    """Two sequences of 6 steps by hand: copy 0's episode is cut by a time limit after step
-    2 (a new one starts at step 3), copy 1's terminates at step 4."""
+def sequences(agent: R2D2Agent, flagged: bool = True) -> Batch:
+    """Two sequences of 6 steps by hand: copy 0's episode ends after step 2 without a
+    terminal state (a time limit if ``flagged``, else a restart that only the start of a
+    new episode at step 3 tells), copy 1's terminates at step 4."""
     generator = torch.Generator().manual_seed(0)
     states = torch.randn(6, 2, 2, generator=generator)
     next_states = torch.cat([states[1:], torch.randn(1, 2, 2, generator=generator)])
     next_states[2, 0] = torch.tensor([7.0, -7.0])  # the cut episode's final observation
     truncated = torch.zeros(6, 2, dtype=torch.bool)
-    truncated[2, 0] = True
+    truncated[2, 0] = flagged
     terminated = torch.zeros(6, 2, dtype=torch.bool)
     terminated[4, 1] = True
     starts = torch.zeros(6, 2, dtype=torch.bool)
@@ -124,8 +131,11 @@ def sequences(agent: R2D2Agent) -> Batch:
     )
 
 
+@pytest.mark.parametrize("flagged", [True, False], ids=["time-limit", "restart"])
 @pytest.mark.parametrize("double_q", [True, False])
-def test_successors_are_valued_from_the_state_after_their_step(double_q: bool) -> None:
+def test_successors_are_valued_from_the_state_after_their_step(
+    double_q: bool, flagged: bool
+) -> None:
     agent = built(params(double_q=double_q), StaggeredEpisodes((3, 5)))
     learner = agent.learner
     assert isinstance(learner, R2D2Learner)
@@ -134,7 +144,10 @@ def test_successors_are_valued_from_the_state_after_their_step(double_q: bool) -
         net.update_target(0.5)  # make the target differ from the online network
         for p in net.online.parameters():
             p.add_(0.1)
-        b = sequences(agent)
+        b = sequences(agent, flagged)
+        torch.testing.assert_close(
+            ended(b)[:, 0], torch.tensor([False, False, True, False, False, False])
+        )
         burn = 1
         online_cuts: dict[int, torch.Tensor] = {}
         target_cuts: dict[int, torch.Tensor] = {}

@@ -102,14 +102,15 @@ def test_sources_are_kept_apart() -> None:
         memory.stream(1).store(step(4, copies=3, source=1))
 
 
-def test_a_restart_marks_the_last_held_step_truncated() -> None:
+def test_a_restart_is_in_the_episode_start_flags_alone() -> None:
     memory = replay()
     for t in range(3):
         memory.store(step(t))
-    memory.end_episodes()
+    memory.end_episodes()  # the agent's episodes restart: nothing is rewritten
     memory.store(step(0))  # a new episode: the 4th step of the window
-    truncated = memory.columns[("truncated", "")][: memory.size]
-    assert truncated[:, 2].all() and not truncated[:, [0, 1, 3]].any()
+    starts = memory.columns[("extras", EPISODE_START)][: memory.size]
+    assert starts[:, [0, 3]].all() and not starts[:, [1, 2]].any()
+    assert not memory.columns[("truncated", "")][: memory.size].any()
 
 
 def test_priorities_steer_the_samples_and_weigh_them() -> None:
