@@ -199,6 +199,11 @@ def test_recurrent_q_workers_fill_the_sequence_replay_with_their_own_states(
             np.testing.assert_allclose(after[0].numpy(), hidden[following[0]], atol=1e-5)
             compared += 1
         assert compared >= 4
+        # The learner evaluates in its own copies while the workers' episodes go on.
+        graph.train_and_act(EnvironmentSteps(600))
+        graph.evaluate(EnvironmentEpisodes(2))
+        graph.train_and_act(EnvironmentSteps(600))
+        assert graph.agent.training_steps > 0 and set(memory.windows) == {1, 2}
     finally:
         graph.close()
 
