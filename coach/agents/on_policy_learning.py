@@ -16,7 +16,7 @@ feed-forward update does.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -26,7 +26,13 @@ from gymnasium import spaces
 from coach import validation as check
 from coach.agents.algorithm import AlgorithmParameters, validate_rhythm
 from coach.agents.learning import Clock, Learner, on_device
-from coach.core.recurrent_columns import EPISODE_START, hidden_key, next_hidden_key
+from coach.core.recurrent_columns import (
+    EPISODE_START,
+    HIDDEN,
+    NEXT_HIDDEN,
+    hidden_key,
+    next_hidden_key,
+)
 from coach.core.types import Batch
 from coach.memories.rollout import Rollout
 from coach.networks.distributions import CategoricalDistribution, GaussianDistribution
@@ -221,7 +227,11 @@ class OnPolicyLearner(Learner):
         size = self.algorithm.batch_size or len(self.rollout)
         if self.recurrent:
             length = self.algorithm.sequence_length or self.rollout.length
-            batches = self.rollout.sequence_minibatches(length, size)
+            # The states a sequence is unrolled from are its first step's; the others no
+            # learning reads, so they are not copied row by row either.
+            recurrent = [name for name, net in self.networks.items() if net.recurrent]
+            states = [key(name) for name in recurrent for key in (hidden_key, next_hidden_key)]
+            batches = self.rollout.sequence_minibatches(length, size, states)
         else:
             batches = self.rollout.minibatches(size)
         for batch in batches:
@@ -235,7 +245,8 @@ class OnPolicyLearner(Learner):
             layout = Stretches.of(b.extras[EPISODE_START])  # the same for both networks
             actor = self.unroll(self.actor, b, layout)
             critic = actor if self.critic is self.actor else self.unroll(self.critic, b, layout)
-            b = b.map(lambda column: column.flatten(0, 1))
+            steps = {k: v for k, v in b.extras.items() if not k.startswith((HIDDEN, NEXT_HIDDEN))}
+            b = replace(b, extras=steps).map(lambda column: column.flatten(0, 1))
             dist = self.distribution_of(actor["policy"].flatten(0, 1))
             values = critic["v"].flatten(0, 1)
         else:
@@ -255,7 +266,7 @@ class OnPolicyLearner(Learner):
         if not network.recurrent:
             flat = {k: v.flatten(0, 1) for k, v in b.states.items()}
             return {k: v.unflatten(0, b.rewards.shape[:2]) for k, v in network(flat).items()}
-        hidden = b.extras[hidden_key(self.names[network])][0]
+        hidden = b.extras[hidden_key(self.names[network])]  # each sequence's first step's
         return network.online.sequence_outputs(b.states, hidden, layout)
 
     def descend(

@@ -9,7 +9,7 @@ the episode goes on, the value of the final observation where the episode was tr
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -190,10 +190,14 @@ class Rollout(Memory):
             gae_lambda,
         )  # fmt: skip
 
-    def _rows(self, indices: np.ndarray) -> Batch:
+    def _rows(self, indices: np.ndarray, first_only: Collection[str] = ()) -> Batch:
+        """The block rows ``indices`` (any shape); the extras ``first_only`` names are taken
+        at the first row of each column of ``indices`` only (a sequence's first step)."""
         c = self.columns
         t, b = np.divmod(indices, self.num_envs)
-        extras = {k: v[t, b] for k, v in c["extras"].items()}
+        extras = {
+            k: (v[t[0], b[0]] if k in first_only else v[t, b]) for k, v in c["extras"].items()
+        }
         if self.advantages is not None and self.returns is not None:
             extras["advantages"] = self.advantages[t, b].astype(np.float32)
             extras["returns"] = self.returns[t, b].astype(np.float32)
@@ -220,11 +224,15 @@ class Rollout(Memory):
         for start in range(0, len(order), batch_size):
             yield self._rows(order[start : start + batch_size])
 
-    def sequence_minibatches(self, length: int, batch_size: int) -> Iterator[Batch]:
+    def sequence_minibatches(
+        self, length: int, batch_size: int, first_only: Collection[str] = ()
+    ) -> Iterator[Batch]:
         """One epoch over the block in sequences, for recurrent networks: each env copy's
         column of the block cut into sequences of ``length`` consecutive steps, shuffled,
         ``batch_size // length`` of them per minibatch (at least one). The fields are
-        time-major, (length, sequences, ...), and ``indices`` holds the block rows.
+        time-major, (length, sequences, ...), and ``indices`` holds the block rows; the
+        extras ``first_only`` names are each sequence's first step's, (sequences, ...) (the
+        hidden states a learner unrolls from).
         """
         if self.length % length:
             raise CoachError(
@@ -237,7 +245,7 @@ class Rollout(Memory):
         for start in range(0, count, per_batch):
             piece, env = np.divmod(order[start : start + per_batch], self.num_envs)
             steps = piece[None] * length + offsets
-            yield self._rows(steps * self.num_envs + env[None])
+            yield self._rows(steps * self.num_envs + env[None], first_only)
 
     def state_dict(self) -> dict[str, Any]:
         """The steps stored so far in the block (a checkpoint mid-block resumes exactly)."""
