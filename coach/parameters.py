@@ -31,6 +31,7 @@ from coach.core.step_units import (
     TrainingSteps,
 )
 from coach.errors import CoachError
+from coach.networks.parameters import RecurrentParameters
 from coach.schedules import (
     ConstantSchedule,
     ExponentialSchedule,
@@ -51,12 +52,19 @@ CONSTRUCTORS: dict[str, Callable[..., Any]] = {
         LinearSchedule,
         ExponentialSchedule,
         PieceWiseSchedule,
+        RecurrentParameters,
     )
 }
-"""The calls an override value may contain."""
+"""The calls an override value may contain (``RecurrentParameters(size=128)`` makes any
+network recurrent from the command line)."""
 
 LEAF_TYPES = (StepUnit, Schedule)
 """Values written whole (as a constructor call) rather than field by field."""
+
+WHOLE_TYPES = (RecurrentParameters,)
+"""Parameter dataclasses that may stand where the base preset has ``None`` (a recurrent
+layer added to a network): written whole, so that the record replays onto such a base;
+a path still goes into their fields, and they check their values like any other."""
 
 
 def register_constructor(cls: Callable[..., Any], name: str | None = None) -> None:
@@ -287,7 +295,7 @@ def flatten(roots: dict[str, Any]) -> tuple[dict[str, Any], dict[str, str]]:
     fixed: dict[str, str] = {}
 
     def walk(node: Any, path: str) -> None:
-        if isinstance(node, LEAF_TYPES):
+        if isinstance(node, (*LEAF_TYPES, *WHOLE_TYPES)):
             settable[path] = repr(node)
         elif dataclasses.is_dataclass(node) and not isinstance(node, type):
             for f in dataclasses.fields(node):

@@ -490,3 +490,24 @@ def test_flatten_records_what_an_override_cannot_express_as_fixed() -> None:
     settable, fixed = flatten(roots)
     assert fixed == {"agent.input_filter.observation_filters.observation.0": "_ScaleFilter(2.0)"}
     assert not any(path.startswith("agent.input_filter.observation_filters") for path in settable)
+
+
+def test_a_network_becomes_recurrent_by_an_override_and_its_record_replays() -> None:
+    roots = _roots()
+    set_parameter(
+        roots, "agent.network_wrappers.main.middleware.recurrent", "RecurrentParameters(size=32)"
+    )
+    set_parameter(roots, "agent.network_wrappers.main.middleware.recurrent.cell", "'gru'")
+    layer = roots["agent"].network_wrappers["main"].middleware.recurrent
+    assert (layer.cell, layer.size, layer.layers) == ("gru", 32, 1)
+    settable, _ = flatten(roots)
+    written = settable["agent.network_wrappers.main.middleware.recurrent"]
+    assert written == "RecurrentParameters(cell='gru', size=32, layers=1)"
+    assert not any(path.endswith("recurrent.cell") for path in settable)  # written whole
+    base = _roots()  # a preset whose network is feed-forward takes the record back
+    set_parameter(base, "agent.network_wrappers.main.middleware.recurrent", written)
+    assert base["agent"].network_wrappers["main"].middleware.recurrent == layer
+    set_parameter(base, "agent.network_wrappers.main.middleware.recurrent.size", "7")
+    with pytest.raises(CoachError, match=r"recurrent\.size must be"):
+        set_parameter(base, "agent.network_wrappers.main.middleware.recurrent.size", "0")
+        parameters.validate_parameters(base)
