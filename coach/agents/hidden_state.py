@@ -26,6 +26,7 @@ from gymnasium import spaces
 from coach.core.recurrent_columns import EPISODE_START, hidden_key, next_hidden_key
 from coach.networks.network_wrapper import NetworkWrapper
 from coach.networks.parameters import NetworkParameters
+from coach.networks.recurrence import scaled_state
 
 
 def recurrent_extras(networks: dict[str, NetworkParameters]) -> dict[str, spaces.Space]:
@@ -79,8 +80,7 @@ class HiddenStates:
         name = self.names[network]
         before = self.states[name]
         if self.starting.any():
-            keep = torch.as_tensor(~self.starting, device=before.device)
-            before = before * keep.to(before.dtype)[:, None, None, None]
+            before = scaled_state(before, torch.as_tensor(~self.starting, device=before.device))
         with torch.no_grad():
             outputs, after = network.online.step(inputs, before)
         self._before[name], self._after[name] = before, after

@@ -36,8 +36,8 @@ from coach.core.recurrent_columns import (
 from coach.core.types import Batch
 from coach.memories.rollout import Rollout
 from coach.networks.distributions import CategoricalDistribution, GaussianDistribution
-from coach.networks.model import Stretches
 from coach.networks.network_wrapper import NetworkWrapper, train_steps
+from coach.networks.recurrence import Stretches
 from coach.schedules import Schedule
 
 Distribution = CategoricalDistribution | GaussianDistribution
@@ -214,11 +214,9 @@ class OnPolicyLearner(Learner):
             values: np.ndarray = self.values(states).cpu().numpy()
             return values
         hidden = c["extras"][next_hidden_key(self.names[self.critic])][t, b]
-        outputs, _ = self.critic.unroll(
-            {k: v[None] for k, v in states.items()}, torch.as_tensor(hidden, device=self.device)
-        )
-        sequence_values: np.ndarray = outputs["v"][0].cpu().numpy()
-        return sequence_values
+        outputs, _ = self.critic.online.step(states, torch.as_tensor(hidden, device=self.device))
+        stepped: np.ndarray = outputs["v"].cpu().numpy()
+        return stepped
 
     def minibatches(self) -> Iterator[Batch]:
         """The block's rows in shuffled minibatches of ``batch_size`` (0: the whole block),

@@ -10,7 +10,7 @@ from gymnasium import spaces
 
 from coach.core.spaces import StackedFrames
 from coach.errors import CoachError
-from coach.networks.model import Embedder, Model, Stretches, initialize
+from coach.networks.model import Embedder, Model, initialize
 from coach.networks.parameters import (
     NATURE_CNN,
     InputEmbedderParameters,
@@ -18,6 +18,7 @@ from coach.networks.parameters import (
     NetworkParameters,
     RecurrentParameters,
 )
+from coach.networks.recurrence import Stretches
 
 FRAME = spaces.Box(0, 255, shape=(84, 84), dtype=np.uint8)
 
