@@ -20,7 +20,7 @@ $(STAMP): setup.cfg pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(PIP) --upgrade pip
 	$(PIP) "$(TORCH_CPU)"
-	$(PIP) -e ".[dev,video,atari,mujoco,box2d,ray]"
+	$(PIP) -e ".[dev,video,atari,mujoco,box2d,ray,multiagent]"
 	touch $(STAMP)
 
 run: install
@@ -48,6 +48,7 @@ bench: install
 	$(BIN)/python -m benchmarks.async_env
 	$(BIN)/python -m benchmarks.batch_rl
 	$(BIN)/python -m benchmarks.recurrent
+	$(BIN)/python -m benchmarks.multi_agent
 
 clean:
 	rm -rf $(VENV) experiments .pytest_cache .mypy_cache .ruff_cache

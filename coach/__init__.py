@@ -48,6 +48,7 @@ try:
         Transition,
     )
     from coach.environments import GymEnvironmentParameters
+    from coach.environments.pettingzoo_environment import PettingZooEnvironmentParameters
     from coach.errors import CoachError
     from coach.exploration import EGreedyParameters
     from coach.exploration.boltzmann import BoltzmannParameters
@@ -65,6 +66,7 @@ try:
         PrioritizedExperienceReplayParameters,
         SequenceReplayParameters,
     )
+    from coach.multi_agent import MultiAgentGraphManager, SelfPlayParameters
     from coach.networks import (
         BootstrappedQHeadParameters,
         CategoricalQHeadParameters,
@@ -124,10 +126,12 @@ __all__ = [
     "LevelManager",
     "LinearSchedule",
     "MiddlewareParameters",
+    "MultiAgentGraphManager",
     "NStepQAgentParameters",
     "NetworkParameters",
     "OutputFilter",
     "PPOAgentParameters",
+    "PettingZooEnvironmentParameters",
     "PieceWiseSchedule",
     "PolicyGradientsAgentParameters",
     "PresetValidation",
@@ -142,6 +146,7 @@ __all__ = [
     "RunPhase",
     "SACAgentParameters",
     "ScheduleParameters",
+    "SelfPlayParameters",
     "SequenceReplayParameters",
     "TD3AgentParameters",
     "TrainingSteps",

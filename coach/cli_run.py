@@ -252,7 +252,7 @@ def _drive(graph: Any, opts: RunOptions, directory: Path, recorder: Any) -> int:
     """Train (or only evaluate) until the budget is spent or a signal stops the run."""
     from coach.checkpoints import BEST
     from coach.core.step_units import EnvironmentEpisodes
-    from coach.graph_managers.graph_manager import RunInterrupted
+    from coach.errors import RunInterrupted
 
     logger = graph.logger
     try:

@@ -1,4 +1,5 @@
-"""The error a user can cause: the CLI prints its message in a line or two and exits 2."""
+"""The errors that end a run: one a user can cause (the CLI prints its message in a line or
+two and exits 2), and the stop a signal asks for (the run checkpoints and ends)."""
 
 from __future__ import annotations
 
@@ -8,3 +9,11 @@ class CoachError(Exception):
 
     The message says what was wrong and what would be right; no traceback is shown for it.
     """
+
+
+class RunInterrupted(Exception):
+    """A signal asked the run to stop; raised between two steps."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(f"stopped by signal {signum}")
+        self.signum = signum

@@ -10,6 +10,7 @@ hierarchies of any depth are built.
 
 from __future__ import annotations
 
+from abc import abstractmethod
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -63,7 +64,56 @@ class StepObserver(Protocol):
         """The environment took ``info.env_action`` and answered ``response``."""
 
 
-class LevelManager(Environment):
+class Level(Environment):
+    """What a graph manager drives: a level of one or several agents, itself an environment
+    to the level above (`LevelManager`, `coach.multi_agent.MultiAgentLevelManager`)."""
+
+    name: str
+
+    @property
+    @abstractmethod
+    def phase(self) -> RunPhase:
+        """The run phase of the level's agents."""
+
+    @phase.setter
+    @abstractmethod
+    def phase(self, phase: RunPhase) -> None: ...
+
+    @property
+    @abstractmethod
+    def agents(self) -> dict[str, Agent]:
+        """The level's learning agents, by name."""
+
+    @abstractmethod
+    def agents_state_dict(self, include_memory: bool = False) -> Any:
+        """The state of the level's agents (and what the level keeps of its own) for a
+        checkpoint; the memories' contents only when asked."""
+
+    @abstractmethod
+    def load_agents_state_dict(self, state: Any, episodes_in_flight: bool = True) -> None:
+        """Restore what `agents_state_dict` returned."""
+
+    @abstractmethod
+    def with_memories(self, state: Any) -> Any:
+        """``state`` (from `agents_state_dict` without memories) with the memories as they
+        are now."""
+
+    @abstractmethod
+    def step(self, action: Any = None) -> EnvResponse:
+        """Run the level's agents for a step (or a goal's steps) of their environment."""
+
+    def only_agent(self, what: str) -> Agent:
+        """The level's one agent, for ``what`` works with a single agent; a `CoachError`
+        when the level has several."""
+        agents = list(self.agents.values())
+        if len(agents) != 1:
+            raise CoachError(
+                f"{what} takes a level with one agent; {self.name!r} has {len(agents)}"
+            )
+        return agents[0]
+
+
+class LevelManager(Level):
     """One level of a graph: an agent acting in an environment (real, or the level below).
 
     Args:
@@ -117,6 +167,20 @@ class LevelManager(Environment):
         agent.fresh_observations = environment.fresh_observations and goals is None
         self.observers: list[StepObserver] = []
         """Told of every reset and step of this level's environment."""
+
+    @property
+    def agents(self) -> dict[str, Agent]:
+        return {self.agent.name: self.agent}
+
+    def agents_state_dict(self, include_memory: bool = False) -> Any:
+        return self.agent.state_dict(include_memory)
+
+    def load_agents_state_dict(self, state: Any, episodes_in_flight: bool = True) -> None:
+        self.agent.load_state_dict(state, episodes_in_flight=episodes_in_flight)
+
+    def with_memories(self, state: Any) -> Any:
+        memory = self.agent.memory
+        return {**state, "memory": memory.state_dict() if memory is not None else None}
 
     @property
     def phase(self) -> RunPhase:

@@ -20,6 +20,7 @@ a `PresetValidation` with the reward it must reach and the budget to reach it in
 
 from __future__ import annotations
 
+import dataclasses
 import difflib
 import importlib
 import importlib.util
@@ -60,15 +61,40 @@ class PresetValidation:
     """Epochs over the dataset within which it is reached (batch RL)."""
     seeds: tuple[int, ...] = (0,)
     """Seeds on which the golden runs check it."""
+    baselines: str | None = None
+    """Scripted players the golden tests measure the promise against, on the same seeds
+    (``simple_spread``: a uniformly random policy and a greedy-assignment one; ``tictactoe``:
+    a random and a minimax player, each played 200 games as either side by ``best.pt``)."""
+    gap_closed: float | None = None
+    """With ``baselines``: the fraction of the gap from the weaker baseline's evaluation
+    return to the stronger one's that an evaluation must close (`resolved` makes it the
+    ``min_reward``)."""
+    per_agent: int = 1
+    """How many agents' returns the evaluation's reward sums (a team's); the baselines and
+    the table are per agent."""
 
     def __post_init__(self) -> None:
+        if self.gap_closed is not None and self.baselines is None:
+            raise CoachError(
+                "a PresetValidation's gap_closed needs the baselines it is measured on"
+            )
         if (
             self.min_reward is None
             and self.min_success_rate is None
             and self.max_success_rate is None
             and self.max_reward is None
+            and self.gap_closed is None
         ):
-            raise CoachError("a PresetValidation needs min_reward, min_success_rate or a ceiling")
+            raise CoachError(
+                "a PresetValidation needs min_reward, min_success_rate, gap_closed or a ceiling"
+            )
+
+    def resolved(self, low: float, high: float) -> PresetValidation:
+        """The promise once the baselines' per-agent returns are known: ``min_reward`` (the
+        team's) closes ``gap_closed`` of the gap from ``low`` to ``high``."""
+        assert self.gap_closed is not None
+        per_agent = low + self.gap_closed * (high - low)
+        return dataclasses.replace(self, min_reward=self.per_agent * per_agent)
 
     def reached(self, mean_reward: float, success_rate: float) -> bool:
         """Whether an evaluation meets the promised reward and success rate."""
@@ -91,8 +117,12 @@ class PresetValidation:
     def describe(self) -> str:
         """The promise in a few characters, for tables."""
         parts = []
-        if self.min_reward is not None:
+        if self.min_reward is not None and self.per_agent > 1:
+            parts.append(f"{self.min_reward / self.per_agent:.2f}/agent")
+        elif self.min_reward is not None:
             parts.append(f"{self.min_reward:g}")
+        elif self.gap_closed is not None:
+            parts.append(f"{self.gap_closed:.0%} of {self.baselines} gap")
         if self.min_success_rate is not None:
             parts.append(f"success>={self.min_success_rate:g}")
         if self.max_success_rate is not None:
@@ -280,11 +310,13 @@ def describe(preset: Preset) -> tuple[str, str]:
     """The environment and the agent of a preset, for ``coach -l``."""
     roots = preset.graph_manager.parameters()
     env_params = roots.get("environment")
-    environment = str(getattr(env_params, "level", "?"))
+    environment = str(getattr(env_params, "level", getattr(env_params, "env", "?")))
     level_set = getattr(env_params, "level_set", None)
     if level_set is not None:
         environment += f" (-lvl: {level_set})"
     agents = [roots["agent"]] if roots.get("agent") is not None else roots.get("agents") or []
-    names = [type(a).__name__.removesuffix("Parameters") for a in agents]
+    if isinstance(agents, dict):  # a multi-agent level's, by name
+        agents = list(agents.values())
+    names = list(dict.fromkeys(type(a).__name__.removesuffix("Parameters") for a in agents))
     agent_name = " / ".join(names) if names else "?"
     return environment, agent_name

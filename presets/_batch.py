@@ -13,8 +13,8 @@ from coach import (
     QHeadParameters,
     TrainingSteps,
 )
-from coach.agents.agent import AgentParameters
 from coach.agents.dqn import DQNAgentParameters
+from coach.agents.parameters import AgentParameters
 from coach.batch.graph_manager import BatchRLGraphManager, BatchRLParameters, batch_schedule
 from coach.networks.heads import HeadParameters
 

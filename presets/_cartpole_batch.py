@@ -11,7 +11,7 @@ On seed 0 the recorded episodes average 243.9. Not a preset itself.
 
 from __future__ import annotations
 
-from coach.agents.agent import AgentParameters
+from coach.agents.parameters import AgentParameters
 from coach.batch.graph_manager import BatchRLGraphManager
 from coach_presets import _batch
 

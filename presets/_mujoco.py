@@ -15,7 +15,7 @@ from coach import (
     OutputFilter,
     ScheduleParameters,
 )
-from coach.agents.agent import AgentParameters
+from coach.agents.parameters import AgentParameters
 from coach.filters.action import LinearBoxToBoxMap
 
 

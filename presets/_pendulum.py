@@ -18,7 +18,7 @@ from coach import (
     PresetValidation,
     ScheduleParameters,
 )
-from coach.agents.agent import AgentParameters
+from coach.agents.parameters import AgentParameters
 from coach.exploration.additive_noise import AdditiveNoiseParameters
 from coach.filters.action import LinearBoxToBoxMap
 

@@ -10,8 +10,9 @@ import numpy as np
 from gymnasium import spaces
 
 from coach.agents.acting import Policy
-from coach.agents.agent import Agent, AgentParameters
+from coach.agents.agent import Agent
 from coach.agents.learning import Learner
+from coach.agents.parameters import AgentParameters
 from coach.core.run_phase import RunPhase
 from coach.core.types import ActionInfo, EnvResponse, Observation
 from coach.environments.environment import Environment

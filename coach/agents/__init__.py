@@ -3,7 +3,7 @@ composed by `Agent`) and one algorithm per module."""
 
 from coach.agents.acting import Policy
 from coach.agents.actor_critic import ActorCriticAgentParameters
-from coach.agents.agent import Agent, AgentParameters
+from coach.agents.agent import Agent
 from coach.agents.algorithm import AlgorithmParameters
 from coach.agents.bootstrapped_dqn import BootstrappedDQNAgent, BootstrappedDQNAgentParameters
 from coach.agents.categorical_dqn import CategoricalDQNAgent, CategoricalDQNAgentParameters
@@ -13,6 +13,7 @@ from coach.agents.ddqn import DDQNAgentParameters
 from coach.agents.dqn import DQNAgent, DQNAgentParameters, DQNAlgorithmParameters
 from coach.agents.learning import Learner
 from coach.agents.n_step_q import NStepQAgentParameters
+from coach.agents.parameters import AgentParameters
 from coach.agents.policy_gradients import PolicyGradientsAgent, PolicyGradientsAgentParameters
 from coach.agents.ppo import PPOAgent, PPOAgentParameters
 from coach.agents.q_learning import QAgent

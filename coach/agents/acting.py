@@ -7,7 +7,8 @@ being recorded. Agents compose one (`Agent.policy`) with their learning code; ro
 workers, evaluation and dataset recording drive the policy alone, through `Policy.act`.
 
 Heatup acts uniformly at random for every policy, in blocks drawn at once (one draw per
-step would cost more than the step of a cheap environment).
+step would cost more than the step of a cheap environment); where the observations carry an
+action mask (`coach.core.action_masks`), uniformly among each row's legal actions.
 """
 
 from __future__ import annotations
@@ -21,6 +22,14 @@ import torch
 from gymnasium import spaces
 
 from coach.agents.hidden_state import HiddenStates
+from coach.core.action_masks import (
+    ACTION_MASK,
+    has_action_mask,
+    legal_actions,
+    legal_probabilities,
+    legal_random_actions,
+    masked_values,
+)
 from coach.core.run_phase import HEATUP, RunPhase
 from coach.core.types import ActionInfo, Observation
 from coach.errors import CoachError
@@ -43,6 +52,12 @@ class Policy(ABC):
         exploration: The exploration policy, if the agent has one.
         networks: The agent's networks by name: the recurrent ones carry a hidden state per
             copy (`hidden`).
+        observation_space: The agent's (filtered) observation space: whether its states
+            carry an action mask.
+
+    Raises:
+        CoachError: The observations carry an action mask that does not fit the action
+            space (`coach.core.action_masks.has_action_mask`).
     """
 
     def __init__(
@@ -54,8 +69,12 @@ class Policy(ABC):
         device: torch.device,
         exploration: ExplorationPolicy | None = None,
         networks: dict[str, NetworkWrapper] | None = None,
+        observation_space: spaces.Dict | None = None,
     ) -> None:
         self.action_space = action_space
+        self.action_mask = has_action_mask(observation_space, action_space)
+        """The states carry an action mask (`ACTION_MASK`): acting picks legal actions only.
+        Decided once, so that acting without one costs nothing more."""
         self.num_envs = num_envs
         self.rng = rng
         self.torch_generator = torch_generator
@@ -71,12 +90,20 @@ class Policy(ABC):
         self._random_block: np.ndarray = np.empty(0)
         self._random_cursor = 0
 
-    def act(self, state: Observation, phase: RunPhase) -> ActionInfo:
+    def act(
+        self, state: Observation, phase: RunPhase, rows: np.ndarray | None = None
+    ) -> ActionInfo:
         """The actions for a batch of (filtered) states: uniform at random in heatup, the
         policy's own (with exploration in training) otherwise. Recurrent networks step
-        their hidden states either way, and the step stores them (`HiddenStates.advance`)."""
+        their hidden states either way, and the step stores them (`HiddenStates.advance`).
+
+        ``state`` holds every copy's state, or with ``rows`` those of the copies ``rows``
+        (a policy with per-copy state cannot take that: `Agent.partial_rows_problem`)."""
         if phase is HEATUP:
-            info = ActionInfo(self.random_actions())
+            info = ActionInfo(self.random_actions(state, rows))
+            if self.action_mask and self.log_behaviour:  # uniform among the legal actions
+                legal = legal_actions(state[ACTION_MASK])
+                info.extras["action_probabilities"] = legal_probabilities(legal)
             if self.hidden:
                 self.hidden.run_all(self.tensors(state))
         else:
@@ -103,8 +130,15 @@ class Policy(ABC):
         """A batch of observations as tensors on the policy's device."""
         return {k: torch.as_tensor(v, device=self.device) for k, v in observation.items()}
 
-    def random_actions(self) -> np.ndarray:
-        """Uniform random actions for every copy, drawn in blocks."""
+    def random_actions(self, state: Observation, rows: np.ndarray | None = None) -> np.ndarray:
+        """Uniform random actions for the copies of ``state``: every copy's, drawn in
+        blocks, or those of the copies ``rows``; with an action mask, uniform among each
+        row's legal actions."""
+        if self.action_mask:
+            assert isinstance(self.action_space, spaces.Discrete)  # has_action_mask checked
+            return legal_random_actions(state[ACTION_MASK], self.rng) + int(self.action_space.start)
+        if rows is not None:
+            return random_actions(self.action_space, len(rows), self.rng)
         if self._random_cursor >= len(self._random_block):
             block = random_actions(self.action_space, RANDOM_BLOCK * self.num_envs, self.rng)
             self._random_block = block.reshape(RANDOM_BLOCK, self.num_envs, *block.shape[1:])
@@ -152,7 +186,9 @@ Constraint = Callable[[torch.Tensor, dict[str, torch.Tensor]], torch.Tensor]
 
 class QPolicy(Policy):
     """Acts on a Q network's values through the exploration policy (e-greedy, Boltzmann,
-    UCB or bootstrapped heads).
+    UCB or bootstrapped heads). Where the states carry an action mask, the illegal actions'
+    values are -inf (in every head of an ensemble) before the exploration sees them, and the
+    exploration picks its random actions among the finite ones (`ExplorationPolicy.masked`).
 
     Args:
         network: The Q network (its online weights).
@@ -180,12 +216,21 @@ class QPolicy(Policy):
         self.ensemble = ensemble
         self.noisy = network.online.reset_noise(self.torch_generator)
         """Noisy layers (Fortunato et al., 2018) draw new noise before every decision."""
+        if self.action_mask:  # `values` gives it -inf for the illegal actions
+            self.exploration.masked = True
 
     def values(self, inputs: dict[str, torch.Tensor]) -> torch.Tensor:
-        """The values the policy picks from, for a batch of states (no gradient)."""
+        """The values the policy picks from, for a batch of states (no gradient): -inf for
+        the actions a constraint or the action mask rules out."""
         with torch.no_grad():
             values = self.q_values(self.outputs(self.network, inputs))
-            return self.constraint(values, inputs) if self.constraint is not None else values
+            if self.constraint is not None:
+                values = self.constraint(values, inputs)
+            if self.action_mask:
+                mask = inputs[ACTION_MASK]
+                # An ensemble's values are per head, (B, K, A): the mask holds for every head.
+                values = masked_values(values, mask[:, None] if self.ensemble else mask, -np.inf)
+            return values
 
     def decide(self, state: Observation, phase: RunPhase) -> ActionInfo:
         exploration = self.exploration

@@ -20,70 +20,22 @@ storing, the training schedule, counters and checkpoints.
 from __future__ import annotations
 
 import copy
-from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 import numpy as np
 import torch
 from gymnasium import spaces
 
-from coach import validation as check
 from coach.agents.acting import Policy
-from coach.agents.algorithm import AlgorithmParameters
 from coach.agents.hidden_state import recurrent_extras
 from coach.agents.learning import Clock, Learner
 from coach.agents.log import AgentLog, NullLog, log_ended_episodes
 from coach.agents.networks import build_networks
+from coach.agents.parameters import AgentParameters
+from coach.agents.slots import begin_rows, observe_rows
 from coach.core.run_phase import EVALUATE, TRAIN, RunPhase
 from coach.core.types import ActionInfo, EnvResponse, Observation, Transition, any_set
 from coach.errors import CoachError
-from coach.exploration.exploration_policy import ExplorationParameters
-from coach.filters.pipeline import InputFilter, OutputFilter
-from coach.memories.experience_replay import ReplayParameters
-from coach.memories.memory import MemoryParameters
-from coach.networks.parameters import NetworkParameters
-from coach.validation import InvalidParameter
-
-
-@dataclass(slots=True, kw_only=True)
-class AgentParameters:
-    """An agent: its algorithm, exploration, memory, networks and filters."""
-
-    algorithm: AlgorithmParameters = field(default_factory=AlgorithmParameters)
-    """The algorithm's parameters."""
-    exploration: ExplorationParameters | None = None
-    """Exploration parameters (built with the action space and the agent's generator)."""
-    memory: MemoryParameters | None = None
-    """Memory parameters (built with the spaces and the agent's generator)."""
-    network_wrappers: dict[str, NetworkParameters] = field(default_factory=dict)
-    """The agent's networks by name; each has its own optimizer and loss."""
-    input_filter: InputFilter = field(default_factory=InputFilter)
-    """What observations and rewards go through before the agent sees them."""
-    output_filter: OutputFilter = field(default_factory=OutputFilter)
-    """What actions go through on their way to the environment."""
-    name: str = "agent"
-    """The agent's name in logs and TensorBoard runs."""
-
-    def validate(self) -> None:
-        check.component("exploration", self.exploration, "EGreedyParameters()")
-        check.component("memory", self.memory, "ExperienceReplayParameters()")
-        check.file_name("name", self.name)  # it names the agent's TensorBoard run folder
-        batch_size = self.algorithm.batch_size
-        memory: object = self.memory  # any memory parameters; replay ones have a size
-        if isinstance(memory, ReplayParameters) and memory.max_size < batch_size:
-            raise InvalidParameter(
-                "memory.max_size",
-                f"must be >= algorithm.batch_size ({batch_size})",
-                memory.max_size,
-            )
-
-    def validate_for_environment(self, num_envs: int) -> None:
-        """Check these parameters against the ``num_envs`` environment copies whose steps the
-        agent learns from together."""
-
-    def agent_class(self) -> type[Agent]:
-        """The agent these parameters build."""
-        raise NotImplementedError(f"{type(self).__name__} does not name its agent class")
 
 
 class Agent:
@@ -206,6 +158,7 @@ class Agent:
             "device": self.device,
             "exploration": self.exploration,
             "networks": self.networks,
+            "observation_space": self.observation_space,
         }
 
     def make_learner(self) -> Learner:
@@ -248,10 +201,16 @@ class Agent:
         """Take a goal (or option) from the level above."""
         self.goal = goal
 
-    def act(self) -> ActionInfo:
-        """Decide actions for the current state; ``env_action`` is the action in the
-        environment's terms (through the output filter)."""
-        info = self.policy.act(self.state, self.phase)
+    def act(self, rows: np.ndarray | None = None) -> ActionInfo:
+        """Decide actions for the current state of every copy, or of the copies ``rows``
+        (sorted indices: the slots of a multi-agent level that decide now, row for row in
+        the record); ``env_action`` is the action in the environment's terms (through the
+        output filter)."""
+        if rows is None:
+            info = self.policy.act(self.state, self.phase)
+        else:
+            state = {key: value[rows] for key, value in self.state.items()}
+            info = self.policy.act(state, self.phase, rows)
         info.env_action = (
             self.output_filter.filter(info.action)
             if self.output_filter.action_filters
@@ -260,7 +219,9 @@ class Agent:
         self.last_info = info
         return info
 
-    def observe(self, response: EnvResponse) -> None:
+    def observe(
+        self, response: EnvResponse, rows: np.ndarray | None = None, info: ActionInfo | None = None
+    ) -> None:
         """Take the environment's response to the last action: store it, move the state on.
 
         Episode boundaries come from the response's flags alone: where ``terminated`` or
@@ -268,7 +229,14 @@ class Agent:
         ``observation`` begins a new one. The response's arrays stay the environment's: the
         state kept for the next step is a copy, unless the environment makes new ones for every
         response (``fresh_observations``) and no filter changed them.
+
+        With ``rows``, the response holds the outcomes of the copies ``rows`` only, each of
+        the action it took last, whenever that was: ``info`` holds those (row for row).
         """
+        if rows is not None:
+            assert info is not None, "the outcomes of some copies come with their actions"
+            observe_rows(self, response, rows, info)
+            return
         phase = self.phase
         learning = phase is not EVALUATE
         next_state = self.input_filter.filter_observation(response.next_observation, learning)
@@ -300,18 +268,28 @@ class Agent:
             self.policy.episodes_started(response.episode_started)
         self.state = self.input_filter.state_after(response, next_state, self.fresh_observations)
 
-    def store(self, step: Transition, info: ActionInfo) -> None:
+    def begin(self, observation: Observation, rows: np.ndarray) -> None:
+        """Episodes start in the copies ``rows`` at ``observation`` (row for row) without an
+        outcome to observe (`coach.agents.slots.begin_rows`)."""
+        begin_rows(self, observation, rows)
+
+    def store(self, step: Transition, info: ActionInfo, rows: np.ndarray | None = None) -> None:
         """Keep a step for learning (default: in the memory, as it is); ``info`` is the
-        action record the step was taken with."""
+        action record the step was taken with, ``rows`` the copies of its rows (``None``:
+        every copy, in order)."""
         if self.memory is not None:
             self.memory.store(step)
 
-    def handle_episode_ended(self, done: np.ndarray, response: EnvResponse) -> None:
-        """Bookkeeping for the envs whose episode ended in this step."""
+    def handle_episode_ended(
+        self, done: np.ndarray, response: EnvResponse, copies: np.ndarray | None = None
+    ) -> None:
+        """Bookkeeping for the envs whose episode ended in this step: ``done`` masks the
+        response's rows, ``copies`` the agent's copies they are (``done`` itself when the
+        response has a row per copy)."""
         if self.phase is not RunPhase.EVALUATE:
             self.episodes += int(np.count_nonzero(done))
         log_ended_episodes(self.log, self.phase, done, response)
-        self.policy.episodes_ended(done)
+        self.policy.episodes_ended(done if copies is None else copies)
         if self.exploration is not None and self.phase is RunPhase.TRAIN:
             for tag, value in self.exploration.values().items():
                 self.log.scalar(f"Exploration/{tag}", value)

@@ -1,7 +1,8 @@
 """Behavioral cloning: a policy fitted to a dataset's actions, by supervised learning.
 
 For discrete actions the network's ``logits`` head is a classifier trained with the cross
-entropy of the logged actions, and the agent takes the most likely action. For continuous
+entropy of the logged actions, and the agent takes the most likely action (among the legal
+ones, where the observations carry an action mask: `coach.core.action_masks`). For continuous
 actions a deterministic ``policy`` head (inside the action box) is regressed onto the logged
 actions with a squared error, and the agent takes its output. Cloning learns only what the
 dataset's policy did: it is the baseline the batch-RL agents must beat on mixed-quality data,
@@ -20,9 +21,11 @@ from gymnasium import spaces
 
 from coach import validation as check
 from coach.agents.acting import Policy
-from coach.agents.agent import Agent, AgentParameters
+from coach.agents.agent import Agent
 from coach.agents.algorithm import AlgorithmParameters
 from coach.agents.learning import Learner
+from coach.agents.parameters import AgentParameters
+from coach.core.action_masks import ACTION_MASK, legal_only, masked_values
 from coach.core.run_phase import RunPhase
 from coach.core.types import ActionInfo, Batch, Observation
 from coach.errors import CoachError
@@ -84,9 +87,12 @@ class ClonedPolicy(Policy):
         self.action_offset = int(getattr(self.action_space, "start", 0))
 
     def decide(self, state: Observation, phase: RunPhase) -> ActionInfo:
+        inputs = self.tensors(state)
         with torch.no_grad():
-            out = self.network(self.tensors(state))[self.head]
+            out = self.network(inputs)[self.head]
         if self.head == "logits":
+            if self.action_mask:  # the most likely of the legal actions
+                out = masked_values(out, inputs[ACTION_MASK], -torch.inf)
             action = out.argmax(dim=1).cpu().numpy() + self.action_offset
             return ActionInfo(action=action, action_values=out.cpu().numpy())
         return ActionInfo(action=out.cpu().numpy().astype(self.action_space.dtype))
@@ -137,8 +143,9 @@ class BCLearner(Learner):
         out = self.network(states)[self.head]
         actions = torch.as_tensor(np.asarray(batch.actions), device=self.device)
         if self.discrete:
-            loss = F.cross_entropy(out, actions.long() - self.action_offset)
-            accuracy = (out.argmax(dim=1) == actions.long() - self.action_offset).float().mean()
+            logits = legal_only(out, states)  # a classifier among the legal actions
+            loss = F.cross_entropy(logits, actions.long() - self.action_offset)
+            accuracy = (logits.argmax(dim=1) == actions.long() - self.action_offset).float().mean()
             self.network.train_step(loss)
             return {"bc_loss": loss.item(), "accuracy": accuracy.item()}
         loss = F.mse_loss(out, actions.float())

@@ -30,6 +30,7 @@ from coach.agents.q_learning import (
     regression_rows,
     replay_mean,
 )
+from coach.core.action_masks import legal_only
 from coach.core.types import Batch
 from coach.errors import CoachError
 from coach.networks.heads import CategoricalPolicyHeadParameters
@@ -89,9 +90,11 @@ class DDQNBCQAgent(QAgent):
         self.imitation = self.q_network if shared else self.networks["imitation"]
 
     def allowed(self, states: dict[str, torch.Tensor]) -> torch.Tensor:
-        """The actions the constraint lets through (B, A) bool: at least the most likely."""
+        """The actions the constraint lets through (B, A) bool: at least the most likely
+        (legal) one. The behaviour model's probabilities are over the legal actions."""
         with torch.no_grad():
-            probabilities = torch.softmax(self.imitation(states)["logits"], dim=1)
+            logits = legal_only(self.imitation(states)["logits"], states)
+            probabilities = torch.softmax(logits, dim=1)
         best = probabilities.max(dim=1, keepdim=True).values
         return probabilities >= self.params.algorithm.threshold * best
 
@@ -159,9 +162,10 @@ class DDQNBCQLearner(QLearner):
         rows = regression_rows(q, target, algorithm.loss, algorithm.huber_delta)
         td_errors = (q - target).detach().abs()
         td_loss = replay_mean(rows, td_errors, b, self.priorities)
-        # The behaviour model: cross entropy on the logged actions, its logits kept small.
+        # The behaviour model: cross entropy on the logged actions (among the legal ones),
+        # its logits kept small.
         logits = outputs["logits"] if self.shared else self.imitation(b.states)["logits"]
-        imitation = F.cross_entropy(logits, actions)
+        imitation = F.cross_entropy(legal_only(logits, b.states), actions)
         imitation_loss = imitation + algorithm.imitation_logit_penalty * logits.pow(2).mean()
         if self.shared:  # one network, one step on both losses
             self.q_network.train_step(td_loss + imitation_loss)

@@ -21,6 +21,7 @@ from coach.agents.acting import Policy, QPolicy
 from coach.agents.dqn import DQNAgentParameters, DQNAlgorithmParameters
 from coach.agents.learning import Learner
 from coach.agents.q_learning import QAgent, QLearner, replay_mean
+from coach.core.action_masks import ACTION_MASK, MASKED_FILL, masked_values
 from coach.core.types import ActionInfo, Batch, Transition
 from coach.errors import CoachError
 from coach.exploration.ensemble import BootstrappedParameters
@@ -97,7 +98,7 @@ class BootstrappedDQNAgent(QAgent):
             **self.policy_arguments(),
         )
 
-    def store(self, step: Transition, info: ActionInfo) -> None:
+    def store(self, step: Transition, info: ActionInfo, rows: np.ndarray | None = None) -> None:
         if self.memory is None:
             return
         # Each head learns from the steps its own coin flips keep (a bootstrap of the data).
@@ -131,7 +132,11 @@ class BootstrappedDQNLearner(QLearner):
         index = actions[:, None, None].expand(-1, self.num_heads, 1)
         q = heads.gather(2, index).squeeze(2)  # (B, K)
         with torch.no_grad():
-            next_q = self.q_network.target_predict(b.next_states)["q"].max(dim=2).values
+            next_q = self.q_network.target_predict(b.next_states)["q"]  # (B, K, A)
+            mask = b.next_states.get(ACTION_MASK)
+            if mask is not None:  # every head's max runs over the legal next actions
+                next_q = masked_values(next_q, mask[:, None], MASKED_FILL)
+            next_q = next_q.max(dim=2).values
             not_terminal = 1.0 - b.terminated.float()
             target = b.rewards[:, None] + (algorithm.discount * not_terminal)[:, None] * next_q
         per_head = F.huber_loss(q, target, delta=algorithm.huber_delta, reduction="none")

@@ -16,6 +16,7 @@ import torch.nn.functional as F
 from coach.agents.dqn import DQNAgentParameters
 from coach.agents.learning import Learner
 from coach.agents.q_learning import DQNAlgorithmParameters, QAgent, QLearner, replay_mean
+from coach.core.action_masks import legal_only
 from coach.core.types import Batch
 from coach.errors import CoachError
 from coach.networks.heads import CategoricalQHeadParameters
@@ -129,10 +130,10 @@ class CategoricalDQNLearner(QLearner):
         log_p = F.log_softmax(self.q_network(b.states)["q"][rows, actions], dim=-1)  # (B, N)
         with torch.no_grad():
             next_outputs = self.q_network.target_predict(b.next_states)
-            if self.algorithm.double_q:
-                best = self.action_values(self.q_network(b.next_states)).argmax(dim=1)
-            else:
-                best = self.action_values(next_outputs).argmax(dim=1)
+            # The greedy next action, among the legal ones: the online network's (double Q)
+            # or the target's.
+            chooser = self.q_network(b.next_states) if self.algorithm.double_q else next_outputs
+            best = legal_only(self.action_values(chooser), b.next_states).argmax(dim=1)
             next_p = F.softmax(next_outputs["q"][rows, best], dim=-1)
             discounts = discount * (1.0 - b.terminated.float())
             target = project_distribution(next_p, b.rewards, discounts, self.support)

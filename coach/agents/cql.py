@@ -29,6 +29,7 @@ from coach.agents.q_learning import (
     regression_rows,
     replay_mean,
 )
+from coach.core.action_masks import legal_only
 from coach.core.types import Batch
 
 
@@ -80,7 +81,8 @@ class CQLLearner(QLearner):
             bootstrap = double_q_target_values if algorithm.double_q else greedy_target_values
             next_values = bootstrap(self.q_network, self.action_values, b.next_states)
             target = td_targets(b.rewards, algorithm.discount, b.terminated, next_values)
-        conservative = torch.logsumexp(all_q, dim=1) - q
+        # The soft maximum runs over the state's legal actions: the others are no choice.
+        conservative = torch.logsumexp(legal_only(all_q, b.states), dim=1) - q
         rows = regression_rows(q, target, algorithm.loss, algorithm.huber_delta)
         rows = rows + algorithm.alpha * conservative
         td_errors = (q - target).detach().abs()

@@ -21,9 +21,10 @@ import torch.nn.functional as F
 
 from coach import validation as check
 from coach.agents.acting import action_bounds
-from coach.agents.agent import Agent, AgentParameters
+from coach.agents.agent import Agent
 from coach.agents.algorithm import AlgorithmParameters
 from coach.agents.learning import Learner, td_targets
+from coach.agents.parameters import AgentParameters
 from coach.core.types import Batch
 from coach.errors import CoachError
 from coach.networks.heads import DeterministicPolicyHeadParameters, HeadParameters, VHeadParameters

@@ -21,7 +21,6 @@ import torch
 
 from coach import validation as check
 from coach.agents.acting import Policy
-from coach.agents.agent import AgentParameters
 from coach.agents.critics import (
     ActorCriticAlgorithmParameters,
     ActorCriticLearner,
@@ -32,6 +31,7 @@ from coach.agents.critics import (
     with_action,
 )
 from coach.agents.learning import Learner, on_device
+from coach.agents.parameters import AgentParameters
 from coach.core.run_phase import RunPhase
 from coach.core.types import ActionInfo, Batch, Observation
 from coach.exploration.additive_noise import AdditiveNoiseParameters

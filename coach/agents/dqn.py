@@ -14,8 +14,8 @@ from dataclasses import dataclass, field
 import torch
 
 from coach import validation as check
-from coach.agents.agent import AgentParameters
 from coach.agents.learning import Learner, td_targets
+from coach.agents.parameters import AgentParameters
 from coach.agents.q_learning import (
     BatchDQNAlgorithmParameters,
     DQNAlgorithmParameters,

@@ -163,9 +163,9 @@ class HACAgent(DDPGAgent):
 
     # -- storing ----------------------------------------------------------------------------
 
-    def store(self, step: Transition, info: ActionInfo) -> None:
+    def store(self, step: Transition, info: ActionInfo, rows: np.ndarray | None = None) -> None:
         if not self.sets_goals or self.memory is None:
-            super().store(step, info)
+            super().store(step, info, rows)
             return
         algorithm = self.params.algorithm
         proposed = step.action

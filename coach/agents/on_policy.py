@@ -6,7 +6,10 @@ agents' parameters; the learning side is `coach.agents.on_policy_learning`. Each
 (REINFORCE and A2C, PPO, Clipped PPO) has a learner that derives from `OnPolicyLearner`
 directly and writes its own `learn_block`, top to bottom; its agent derives from
 `OnPolicyAgent` and makes that learner. Discrete actions use a categorical
-policy, Box actions a diagonal Gaussian (squashed or clipped into the bounds). The policy
+policy, Box actions a diagonal Gaussian (squashed or clipped into the bounds). Where the
+observations carry an action mask (`coach.core.action_masks`), the logits of the illegal
+actions are `MASKED_FILL`, in acting and in learning alike (the stored states keep the mask):
+the log-probabilities and the entropy are those of the masked distribution. The policy
 and the value function share a network (``main``, with a ``policy`` and a ``v`` head) or
 have their own (``actor`` and ``critic``).
 """
@@ -23,13 +26,15 @@ import torch
 from gymnasium import spaces
 
 from coach.agents.acting import Policy, action_bounds
-from coach.agents.agent import Agent, AgentParameters
+from coach.agents.agent import Agent
 from coach.agents.on_policy_learning import (
     Distribution,
     OnPolicyAlgorithmParameters,
     OnPolicyLearner,
     actor_and_critic,
 )
+from coach.agents.parameters import AgentParameters
+from coach.core.action_masks import ACTION_MASK, MASKED_FILL, masked_values
 from coach.core.run_phase import RunPhase
 from coach.core.types import ActionInfo, EnvResponse, Observation, Transition
 from coach.errors import CoachError
@@ -151,7 +156,8 @@ class StochasticPolicy(Policy):
     Args:
         actor: The network with the ``policy`` head.
         critic: The network with the ``v`` head (the actor itself when they share one).
-        distribution: The actor's distribution from its ``policy`` head's output.
+        distribution: The actor's distribution from its ``policy`` head's output and the
+            states' action mask (None without one).
         **kwargs: `Policy`'s arguments.
     """
 
@@ -159,7 +165,7 @@ class StochasticPolicy(Policy):
         self,
         actor: NetworkWrapper,
         critic: NetworkWrapper,
-        distribution: Callable[[torch.Tensor], Distribution],
+        distribution: Callable[[torch.Tensor, torch.Tensor | None], Distribution],
         **kwargs: Any,
     ) -> None:
         super().__init__(**kwargs)
@@ -174,7 +180,9 @@ class StochasticPolicy(Policy):
             critic = actor
             if self.critic is not self.actor and (phase is not RunPhase.EVALUATE or self.hidden):
                 critic = self.outputs(self.critic, tensors)  # a recurrent one steps always
-            dist = self.distribution(actor["policy"])
+            dist = self.distribution(
+                actor["policy"], tensors[ACTION_MASK] if self.action_mask else None
+            )
             if phase is RunPhase.EVALUATE:
                 return ActionInfo(action=dist.mode().cpu().numpy())
             stored: dict[str, np.ndarray] = {}
@@ -237,13 +245,17 @@ class OnPolicyAgent(Agent):
     # -- the policy -------------------------------------------------------------------------
 
     def distribution(self, states: dict[str, torch.Tensor]) -> Distribution:
-        """The (feed-forward) actor's distribution for a batch of states."""
-        return self.distribution_of(self.actor(states)["policy"])
+        """The (feed-forward) actor's distribution for a batch of states (masked, where
+        they carry an action mask)."""
+        return self.distribution_of(self.actor(states)["policy"], states.get(ACTION_MASK))
 
-    def distribution_of(self, out: torch.Tensor) -> Distribution:
-        """The distribution the actor's ``policy`` head output describes."""
+    def distribution_of(self, out: torch.Tensor, mask: torch.Tensor | None = None) -> Distribution:
+        """The distribution the actor's ``policy`` head output describes; a categorical one
+        over the actions ``mask`` leaves legal, when given."""
         if not self.continuous:
-            return CategoricalDistribution(out)
+            return CategoricalDistribution(
+                out if mask is None else masked_values(out, mask, MASKED_FILL)
+            )
         squash = self.params.algorithm.squash_actions
         return GaussianDistribution(out[:, 0], out[:, 1], self.low, self.high, squash=squash)
 
@@ -268,7 +280,7 @@ class OnPolicyAgent(Agent):
 
     # -- collecting -------------------------------------------------------------------------
 
-    def store(self, step: Transition, info: ActionInfo) -> None:
+    def store(self, step: Transition, info: ActionInfo, rows: np.ndarray | None = None) -> None:
         # Only the current policy's own steps are on-policy data (not heatup's random ones).
         if self.phase is not RunPhase.TRAIN:
             return

@@ -26,6 +26,7 @@ from gymnasium import spaces
 from coach import validation as check
 from coach.agents.algorithm import AlgorithmParameters, validate_rhythm
 from coach.agents.learning import Clock, Learner, on_device
+from coach.core.action_masks import ACTION_MASK
 from coach.core.recurrent_columns import (
     EPISODE_START,
     HIDDEN,
@@ -144,7 +145,8 @@ class OnPolicyLearner(Learner):
         algorithm: The algorithm's parameters.
         distribution: The (feed-forward) actor's distribution for a batch of states.
         values: The (feed-forward) critic's values for a batch of states, (B,).
-        distribution_of: The distribution from the actor's ``policy`` head output.
+        distribution_of: The distribution from the actor's ``policy`` head output and the
+            states' action mask (None without one).
         **kwargs: `Learner`'s arguments; the memory is the rollout block.
     """
 
@@ -153,7 +155,7 @@ class OnPolicyLearner(Learner):
         algorithm: OnPolicyAlgorithmParameters,
         distribution: Callable[[dict[str, torch.Tensor]], Distribution],
         values: Callable[[dict[str, torch.Tensor]], torch.Tensor],
-        distribution_of: Callable[[torch.Tensor], Distribution],
+        distribution_of: Callable[[torch.Tensor, torch.Tensor | None], Distribution],
         **kwargs: Any,
     ) -> None:
         super().__init__(**kwargs)
@@ -245,7 +247,7 @@ class OnPolicyLearner(Learner):
             critic = actor if self.critic is self.actor else self.unroll(self.critic, b, layout)
             steps = {k: v for k, v in b.extras.items() if not k.startswith((HIDDEN, NEXT_HIDDEN))}
             b = replace(b, extras=steps).map(lambda column: column.flatten(0, 1))
-            dist = self.distribution_of(actor["policy"].flatten(0, 1))
+            dist = self.distribution_of(actor["policy"].flatten(0, 1), b.states.get(ACTION_MASK))
             values = critic["v"].flatten(0, 1)
         else:
             dist = self.distribution(b.states)

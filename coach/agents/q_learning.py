@@ -11,7 +11,9 @@ is the update, top to bottom, from these functions: no algorithm inherits anothe
 - prioritized replay: `replay_mean` weighs the rows by their importance weights and gives
   the memory its rows' new TD errors;
 - targets: a copy of the online weights every so many training env steps (or gradient
-  steps, as batch RL counts), or Polyak averaging with ``target_update_rate < 1``.
+  steps, as batch RL counts), or Polyak averaging with ``target_update_rate < 1``;
+- action masks (`coach.core.action_masks`): acting picks legal actions only (`QPolicy`),
+  and every bootstrap's max or argmax runs over the legal next actions only.
 """
 
 from __future__ import annotations
@@ -27,9 +29,11 @@ from gymnasium import spaces
 
 from coach import validation as check
 from coach.agents.acting import Policy, QPolicy
-from coach.agents.agent import Agent, AgentParameters
+from coach.agents.agent import Agent
 from coach.agents.algorithm import AlgorithmParameters
 from coach.agents.learning import Clock, Learner, on_device
+from coach.agents.parameters import AgentParameters
+from coach.core.action_masks import legal_only
 from coach.core.run_phase import RunPhase
 from coach.core.step_units import EnvironmentSteps, TrainingSteps
 from coach.core.types import ActionInfo, Batch, EnvResponse, Observation, Transition
@@ -134,8 +138,9 @@ def replay_mean(
 def greedy_target_values(
     network: NetworkWrapper, q_values: QValues, next_states: dict[str, torch.Tensor]
 ) -> torch.Tensor:
-    """``max_a' Q_target(s', a')``, (B,)."""
-    return q_values(network.target_predict(next_states)).max(dim=1).values
+    """``max_a' Q_target(s', a')`` over the legal next actions (every one without an action
+    mask), (B,)."""
+    return legal_only(q_values(network.target_predict(next_states)), next_states).max(dim=1).values
 
 
 def double_q_target_values(
@@ -144,9 +149,10 @@ def double_q_target_values(
     next_states: dict[str, torch.Tensor],
     allowed: Callable[[torch.Tensor, dict[str, torch.Tensor]], torch.Tensor] | None = None,
 ) -> torch.Tensor:
-    """``Q_target(s', argmax_a' Q_online(s', a'))``, (B,); the argmax over the actions
-    ``allowed`` leaves (-inf for the others), when given."""
-    online = q_values(network(next_states))
+    """``Q_target(s', argmax_a' Q_online(s', a'))``, (B,); the argmax over the legal next
+    actions (every one without an action mask), and over those ``allowed`` leaves (-inf for
+    the others), when given."""
+    online = legal_only(q_values(network(next_states)), next_states)
     if allowed is not None:
         online = allowed(online, next_states)
     best = online.argmax(dim=1, keepdim=True)
@@ -236,11 +242,11 @@ class QAgent(Agent):
 
     # -- storing ----------------------------------------------------------------------------
 
-    def store(self, step: Transition, info: ActionInfo) -> None:
+    def store(self, step: Transition, info: ActionInfo, rows: np.ndarray | None = None) -> None:
         if self.n_step is None:
-            super().store(step, info)
+            super().store(step, info, rows)
             return
-        ready = self.n_step.add(step)
+        ready = self.n_step.add(step, rows)
         if ready is not None and self.memory is not None:
             self.memory.store(ready)
 

@@ -15,6 +15,7 @@ import torch
 from coach.agents.dqn import DQNAgentParameters, DQNAlgorithmParameters
 from coach.agents.learning import Learner
 from coach.agents.q_learning import QAgent, QLearner, replay_mean
+from coach.core.action_masks import legal_only
 from coach.core.types import Batch
 from coach.errors import CoachError
 from coach.networks.heads import QuantileQHeadParameters
@@ -110,7 +111,7 @@ class QRDQNLearner(QLearner):
         quantiles = self.q_network(b.states)["q"][rows, actions]  # (B, N)
         with torch.no_grad():
             next_q = self.q_network.target_predict(b.next_states)["q"]  # (B, A, N)
-            best = next_q.mean(-1).argmax(dim=1)
+            best = legal_only(next_q.mean(-1), b.next_states).argmax(dim=1)  # a legal one
             discounts = discount * (1.0 - b.terminated.float())
             targets = b.rewards[:, None] + discounts[:, None] * next_q[rows, best]
         per_row = quantile_huber_loss(quantiles, targets, self.taus, self.algorithm.huber_delta)

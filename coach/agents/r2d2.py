@@ -16,6 +16,7 @@ observation, valued from the state after the step, where a time limit cut the ep
 target network unrolls the whole sequence from the same stored state. A sequence's new
 priority mixes its TD errors, ``eta * max |delta| + (1 - eta) * mean |delta|``, and the loss
 is weighed by the importance weights of prioritized replay. Dueling heads work as in DQN.
+With an action mask, the argmax (or max) runs over each successor's legal actions.
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ from coach import validation as check
 from coach.agents.dqn import DQNAgentParameters
 from coach.agents.learning import Learner
 from coach.agents.q_learning import DQNAlgorithmParameters, QAgent, QLearner, regression_rows
+from coach.core.action_masks import ACTION_MASK, MASKED_FILL, masked_values
 from coach.core.recurrent_columns import EPISODE_START, hidden_key
 from coach.core.types import Batch
 from coach.memories.memory import MemoryParameters
@@ -252,13 +254,15 @@ class R2D2Learner(QLearner):
         steps, count = b.rewards.shape
         burn = steps - len(online_q)
         values = torch.zeros(steps, count, device=b.rewards.device)
+        masks, next_masks = b.states.get(ACTION_MASK), b.next_states.get(ACTION_MASK)
         # Only the steps after the burn-in are bootstrapped from.
         over = ended(b)
         go_on = ~over
         go_on[-1] = False
         go_on[:burn] = False
         t, n = torch.nonzero(go_on, as_tuple=True)
-        values[t, n] = self.pick(online_q[t + 1 - burn, n], target_q[t + 1, n])
+        legal = None if masks is None else masks[t + 1, n]
+        values[t, n] = self.pick(online_q[t + 1 - burn, n], target_q[t + 1, n], legal)
         # The others bootstrap from their own next state: one more step of each network.
         extra = over & ~b.terminated
         extra[-1] = ~b.terminated[-1]
@@ -267,12 +271,20 @@ class R2D2Learner(QLearner):
         if len(t):
             online = self.one_step(b, t, n, online_states, self.q_network, target=False)
             target = self.one_step(b, t, n, target_states, self.q_network, target=True)
-            values[t, n] = self.pick(online, target)
+            values[t, n] = self.pick(
+                online, target, None if next_masks is None else next_masks[t, n]
+            )
         return values
 
-    def pick(self, online: torch.Tensor, target: torch.Tensor) -> torch.Tensor:
+    def pick(
+        self, online: torch.Tensor, target: torch.Tensor, mask: torch.Tensor | None = None
+    ) -> torch.Tensor:
         """The target's value of the online network's best action (double Q), or the
-        target's best value."""
+        target's best value: among the actions ``mask`` (the successors' action masks, if
+        any) leaves legal."""
+        if mask is not None:
+            online = masked_values(online, mask, MASKED_FILL)
+            target = masked_values(target, mask, MASKED_FILL)
         if self.algorithm.double_q:
             return target.gather(1, online.argmax(1, keepdim=True)).squeeze(1)
         return target.max(1).values

@@ -24,13 +24,15 @@ from __future__ import annotations
 import copy
 import math
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
 from coach import validation as check
-from coach.agents.agent import Agent, AgentParameters
+from coach.agents.agent import Agent
+from coach.agents.parameters import AgentParameters
 from coach.batch.checks import check_spaces
 from coach.batch.datasets import load_dataset, transitions
 from coach.batch.episodes import Dataset
@@ -41,12 +43,11 @@ from coach.core.types import Transition
 from coach.environments.environment import Environment
 from coach.environments.gym_environment import GymEnvironment
 from coach.environments.parameters import GymEnvironmentParameters
-from coach.errors import CoachError
+from coach.errors import CoachError, RunInterrupted
 from coach.filters.filter import ObservationFilter, RewardFilter
 from coach.graph_managers.basic_rl import BasicRLGraphManager
-from coach.graph_managers.graph_manager import RunInterrupted
 from coach.graph_managers.parameters import RunContext, ScheduleParameters
-from coach.level_manager import LevelManager
+from coach.level_manager import Level, LevelManager
 from coach.memories.experience_replay import ExperienceReplayParameters
 from coach.memories.prioritized_experience_replay import PrioritizedExperienceReplayParameters
 from coach.networks.parameters import MiddlewareParameters, NetworkParameters
@@ -131,7 +132,7 @@ class BatchRLGraphManager(BasicRLGraphManager):
 
     # -- building ---------------------------------------------------------------------------
 
-    def _build(self, context: RunContext) -> tuple[Environment, list[LevelManager]]:
+    def _build(self, context: RunContext) -> tuple[Environment, Sequence[Level]]:
         dataset = self._load_dataset()
         environment = self.env_params.build()
         try:
@@ -223,7 +224,7 @@ class BatchRLGraphManager(BasicRLGraphManager):
     def train_epoch(self) -> dict[str, float]:
         """One pass: |dataset| / batch_size gradient steps; returns the mean losses."""
         self.phase = RunPhase.TRAIN
-        agent = self.levels[0].agent
+        agent = self.levels[0].only_agent("batch RL")
         assert agent.memory is not None
         steps = math.ceil(len(agent.memory) / agent.params.algorithm.batch_size)
         started = time.perf_counter()
@@ -273,7 +274,7 @@ class BatchRLGraphManager(BasicRLGraphManager):
         """The estimates of the agent's current policy on the dataset, logged as ``OPE/``."""
         if self._ope_data is None:
             return None
-        estimates = estimate_off_policy(self.levels[0].agent, self._ope_data)
+        estimates = estimate_off_policy(self.levels[0].only_agent("batch RL"), self._ope_data)
         if self.logger is not None:
             # WIS is undefined (nan) when no episode follows the policy all the way.
             for name, value in estimates.items():

@@ -124,6 +124,8 @@ class EpisodeRecorder:
         behaviour: dict[str, np.ndarray] = {}
         if phase is RunPhase.HEATUP:  # uniform random actions
             behaviour = uniform_behaviour(self.action_space, self.environment.num_envs)
+            if "action_probabilities" in info.extras:  # uniform among the legal actions
+                behaviour["action_probabilities"] = info.extras["action_probabilities"]
         else:
             if "action_probabilities" in info.extras:
                 behaviour["action_probabilities"] = info.extras["action_probabilities"]

@@ -1,10 +1,13 @@
-"""The environment interface, the gymnasium adapter, Atari and the level sets."""
+"""The environment interfaces (single- and multi-agent), the gymnasium and PettingZoo
+adapters, Atari and the level sets."""
 
 from coach.environments.atari import AtariEnvironmentParameters
 from coach.environments.environment import Environment
 from coach.environments.gym_environment import GymEnvironment
 from coach.environments.levels import LEVEL_SETS, levels, resolve_level
+from coach.environments.multi_agent import MultiAgentEnvironment, MultiAgentResponse
 from coach.environments.parameters import GymEnvironmentParameters
+from coach.environments.pettingzoo_environment import PettingZooEnvironmentParameters
 
 __all__ = [
     "LEVEL_SETS",
@@ -12,6 +15,9 @@ __all__ = [
     "Environment",
     "GymEnvironment",
     "GymEnvironmentParameters",
+    "MultiAgentEnvironment",
+    "MultiAgentResponse",
+    "PettingZooEnvironmentParameters",
     "levels",
     "resolve_level",
 ]

@@ -41,7 +41,8 @@ class BoltzmannParameters:
 
 
 class Boltzmann(ExplorationPolicy):
-    """Draws each env's action from softmax(values / temperature).
+    """Draws each env's action from softmax(values / temperature); an action of value -inf
+    (ruled out by an action mask) has probability 0.
 
     Args:
         action_space: A ``spaces.Discrete`` action space.
@@ -92,13 +93,20 @@ class Boltzmann(ExplorationPolicy):
         if evaluating and self.evaluation_temperature == 0:
             return action_values.argmax(axis=1) + self.start
         # The probabilities a dataset logs of this step, drawn from before the clock moves on.
-        cumulative = self.action_probabilities(action_values, phase).cumsum(axis=1)
+        probabilities = self.action_probabilities(action_values, phase)
+        cumulative = probabilities.cumsum(axis=1)
         if not evaluating:
             self.steps += len(action_values)
         draws = self.rng.random((len(action_values), 1))
         # The first action whose cumulative probability passes the draw (inverse CDF).
-        actions = (draws > cumulative).sum(axis=1)
-        return np.minimum(actions, action_values.shape[1] - 1) + self.start
+        actions = np.minimum((draws > cumulative).sum(axis=1), action_values.shape[1] - 1)
+        if self.masked:
+            # A draw past the rounded total falls on the last action, which may be illegal
+            # (probability 0): such a row takes its most likely action instead.
+            stray = probabilities[np.arange(len(actions)), actions] == 0.0
+            if stray.any():
+                actions[stray] = probabilities[stray].argmax(axis=1)
+        return actions + self.start
 
     def values(self) -> dict[str, float]:
         return {"temperature": self.temperature}

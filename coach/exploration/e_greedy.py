@@ -9,6 +9,7 @@ import numpy as np
 from gymnasium import spaces
 
 from coach import validation as check
+from coach.core.action_masks import legal_probabilities, legal_random_actions
 from coach.core.run_phase import RunPhase
 from coach.errors import CoachError
 from coach.exploration.exploration_policy import (
@@ -37,7 +38,8 @@ class EGreedyParameters:
 
 
 class EGreedy(ExplorationPolicy):
-    """Per env, a uniform random action with probability epsilon, else the argmax.
+    """Per env, a uniform random action with probability epsilon, else the argmax; with an
+    action mask (`masked`), uniform among the actions whose values are finite.
 
     Args:
         action_space: A ``spaces.Discrete`` action space.
@@ -75,13 +77,21 @@ class EGreedy(ExplorationPolicy):
             self.steps += count
         if epsilon > 0.0:
             explore = self.rng.random(count) < epsilon
-            random = uniform_integers(self.rng, self.num_actions, count)
+            random = (
+                legal_random_actions(np.isfinite(action_values), self.rng)
+                if self.masked
+                else uniform_integers(self.rng, self.num_actions, count)
+            )
             greedy = np.where(explore, random, greedy)
         return greedy + self.start if self.start else greedy
 
     def action_probabilities(self, action_values: np.ndarray, phase: RunPhase) -> np.ndarray:
         epsilon = self.evaluation_epsilon if phase is RunPhase.EVALUATE else self.epsilon
         greedy = greedy_probabilities(action_values)
+        if self.masked:  # the random share goes to the legal actions (finite values) alone
+            return (1.0 - epsilon) * greedy + epsilon * legal_probabilities(
+                np.isfinite(action_values)
+            )
         return (1.0 - epsilon) * greedy + epsilon / self.num_actions
 
     def values(self) -> dict[str, float]:

@@ -7,6 +7,9 @@ Both take the values of every head, shape (B, heads, A).
   the heads disagreeing. Evaluation acts on the ensemble's mean.
 - `UCB` (Chen et al., 2017, "UCB Exploration via Q-Ensembles"): the action maximizing
   mean + c * std over the heads. Evaluation acts on the mean.
+
+Neither picks an action at random: with an action mask, the illegal actions' values are -inf
+in every head, and every argmax passes them over.
 """
 
 from __future__ import annotations
@@ -45,6 +48,8 @@ class BootstrappedParameters:
 
 class Bootstrapped(ExplorationPolicy):
     """Greedy on a head drawn per env and per episode; the ensemble mean in evaluation."""
+
+    per_copy_state = True
 
     def __init__(
         self, action_space: spaces.Space[Any], rng: np.random.Generator, num_heads: int
@@ -112,4 +117,11 @@ class UCB(ExplorationPolicy):
         if phase is RunPhase.EVALUATE:
             return mean.argmax(axis=1) + self.start
         self.steps += len(action_values)
+        if self.masked:
+            # The spread of -inf values is nan, which argmax would pick: an illegal action
+            # keeps its -inf, the legal ones get their bound.
+            legal = np.isfinite(mean)
+            spread = np.where(legal[:, None, :], action_values, 0.0).std(axis=1)
+            bound = np.where(legal, mean + self.c * spread, -np.inf)
+            return bound.argmax(axis=1) + self.start
         return (mean + self.c * action_values.std(axis=1)).argmax(axis=1) + self.start

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, ClassVar, Protocol, runtime_checkable
 
 import numpy as np
 from gymnasium import spaces
@@ -71,10 +71,18 @@ class ExplorationPolicy(ABC):
     functions of that count, so a checkpoint restores the policy by restoring the count.
     """
 
+    per_copy_state: ClassVar[bool] = False
+    """The policy keeps a state per environment copy (noise, a head per episode): it must act
+    in every copy at every step."""
+
     def __init__(self, action_space: spaces.Space[Any], rng: np.random.Generator) -> None:
         self.action_space = action_space
         self.rng = rng
         self.steps = 0
+        self.masked = False
+        """The values it is given mark illegal actions with -inf (an action mask,
+        `coach.core.action_masks`): a discrete policy picks its random actions among the
+        actions of finite value only. Set once by the policy that gives it such values."""
 
     @abstractmethod
     def get_action(self, action_values: np.ndarray, phase: RunPhase) -> np.ndarray:

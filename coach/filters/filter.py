@@ -14,7 +14,7 @@ phase; `ObservationFilter.start_episodes` starts it over for the envs whose epis
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 from gymnasium import spaces
@@ -22,6 +22,9 @@ from gymnasium import spaces
 
 class Filter:
     """What every filter shares: state for checkpoints."""
+
+    per_copy_state: ClassVar[bool] = False
+    """The filter keeps a history per environment copy (it must see every copy's steps)."""
 
     def state_dict(self) -> dict[str, Any]:
         """What a checkpoint needs to restore the filter (empty when it keeps nothing)."""

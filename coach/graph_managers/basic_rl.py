@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
-from coach.agents.agent import Agent, AgentParameters
+from coach.agents.agent import Agent
+from coach.agents.parameters import AgentParameters
 from coach.environments.environment import Environment
 from coach.environments.parameters import GymEnvironmentParameters
 from coach.graph_managers.graph_manager import GraphManager
 from coach.graph_managers.parameters import RunContext, ScheduleParameters
-from coach.level_manager import LevelManager
+from coach.level_manager import Level, LevelManager
 from coach.logging.experiment_logger import AgentLogger
 from coach.validation import InvalidParameter
 
@@ -51,7 +53,7 @@ class BasicRLGraphManager(GraphManager):
         except InvalidParameter as error:
             raise error.under("agent") from None
 
-    def _build(self, context: RunContext) -> tuple[Environment, list[LevelManager]]:
+    def _build(self, context: RunContext) -> tuple[Environment, Sequence[Level]]:
         environment = self.env_params.build()
         agent = self._make_agent(self.agent_params, environment, context)
         return environment, [LevelManager("main_level", agent, environment)]
@@ -65,7 +67,7 @@ class BasicRLGraphManager(GraphManager):
             if self.logger is not None
             else None
         )
-        return params.agent_class()(
+        agent: Agent = params.agent_class()(
             params,
             environment.observation_space,
             environment.action_space,
@@ -74,3 +76,4 @@ class BasicRLGraphManager(GraphManager):
             device=context.device,
             log=log,
         )
+        return agent

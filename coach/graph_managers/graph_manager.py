@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import time
 from abc import ABC, abstractmethod
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -32,22 +32,14 @@ from coach.checkpoints import CheckpointSchedule, save_best, save_checkpoint
 from coach.core.run_phase import EVALUATE, RunPhase
 from coach.core.step_units import EnvironmentEpisodes, EnvironmentSteps, StepUnit, TrainingSteps
 from coach.environments.environment import Environment
-from coach.errors import CoachError
+from coach.errors import CoachError, RunInterrupted
 from coach.graph_managers.evaluation import EvaluationEpisodes, EvaluationResult
 from coach.graph_managers.parameters import RunContext, ScheduleParameters
 from coach.graph_managers.run_state import RunProgress, restore_run, run_state, with_memories
-from coach.level_manager import LevelManager
+from coach.level_manager import Level
 from coach.logging.experiment_logger import ExperimentLogger
 from coach.logging.video import EvaluationVideo
 from coach.parameters import validate_parameters
-
-
-class RunInterrupted(Exception):
-    """A signal asked the run to stop; raised between two steps."""
-
-    def __init__(self, signum: int) -> None:
-        super().__init__(f"stopped by signal {signum}")
-        self.signum = signum
 
 
 class GraphManager(ABC):
@@ -61,7 +53,7 @@ class GraphManager(ABC):
     def __init__(self, name: str, schedule_params: ScheduleParameters) -> None:
         self.name = name
         self.schedule_params = schedule_params
-        self.levels: list[LevelManager] = []
+        self.levels: list[Level] = []
         self.environment: Environment | None = None
         self.logger: ExperimentLogger | None = None
         self.context = RunContext()
@@ -104,7 +96,7 @@ class GraphManager(ABC):
             )
 
     @abstractmethod
-    def _build(self, context: RunContext) -> tuple[Environment, list[LevelManager]]:
+    def _build(self, context: RunContext) -> tuple[Environment, Sequence[Level]]:
         """Build the real environment and the levels on it, bottom level first."""
 
     def create_graph(self, context: RunContext | None = None) -> GraphManager:
@@ -121,7 +113,8 @@ class GraphManager(ABC):
                 quiet=self.context.quiet,
                 resume=resume["logger"] if resume is not None else None,
             )
-        self.environment, self.levels = self._build(self.context)
+        self.environment, levels = self._build(self.context)
+        self.levels = list(levels)
         if resume is not None:
             self.load_state_dict(resume)
         seconds, steps = self.context.checkpoint_seconds, self.schedule_params.checkpoint_steps
@@ -136,7 +129,7 @@ class GraphManager(ABC):
         return int(np.random.SeedSequence([self.context.seed, index]).generate_state(1)[0])
 
     @property
-    def top_level(self) -> LevelManager:
+    def top_level(self) -> Level:
         if not self.levels:
             raise CoachError("the graph is not built: call create_graph() first")
         return self.levels[-1]
@@ -152,7 +145,7 @@ class GraphManager(ABC):
 
     @property
     def training_steps(self) -> int:
-        return sum(level.agent.training_steps for level in self.levels)
+        return sum(agent.training_steps for level in self.levels for agent in level.agents.values())
 
     @property
     def training_episodes(self) -> int:
@@ -233,9 +226,10 @@ class GraphManager(ABC):
         if self.logger is None:
             return
         sizes = {
-            f"{level.name}.{level.agent.name}": len(level.agent.memory)
+            f"{level.name}.{name}": len(agent.memory)
             for level in self.levels
-            if level.agent.memory is not None
+            for name, agent in level.agents.items()
+            if agent.memory is not None
         }
         self.logger.progress(self.phase, steps / seconds if seconds > 0 else 0.0, sizes)
 
@@ -303,15 +297,20 @@ class GraphManager(ABC):
         run after its best evaluation so far (the highest mean reward) is kept as
         ``checkpoints/best.pt``, without the memories: ``-crd .../best.pt`` acts with it."""
         result = self.evaluate(steps)
-        earlier = [e.mean_reward for e in self.evaluations[:-1] if e.rewards]
+        earlier = [self.score(e) for e in self.evaluations[:-1] if e.rewards]
         directory = self.context.experiment_dir
         if directory is None or not result.rewards:
             return
-        if earlier and result.mean_reward <= max(earlier):
+        if earlier and self.score(result) <= max(earlier):
             return
         path = save_best(directory / "checkpoints", self.state_dict())
         if self.logger is not None:
-            self.logger.info(f"best evaluation so far ({result.mean_reward:.1f}): {path}")
+            self.logger.info(f"best evaluation so far ({self.score(result):.2f}): {path}")
+
+    def score(self, result: EvaluationResult) -> float:
+        """What makes an evaluation the best so far: its mean reward (a game's graph may
+        prefer its win rate)."""
+        return result.mean_reward
 
     def record_evaluation(self, result: EvaluationResult) -> None:
         """Keep and log an evaluation's result; `stop_when` may end the run here."""

@@ -9,19 +9,20 @@ level above with one transition. The bottom level acts in the environment itself
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
 from gymnasium import spaces
 
 from coach import validation as check
-from coach.agents.agent import AgentParameters
+from coach.agents.parameters import AgentParameters
 from coach.environments.environment import Environment
 from coach.environments.parameters import GymEnvironmentParameters
 from coach.errors import CoachError
 from coach.graph_managers.graph_manager import GraphManager
 from coach.graph_managers.parameters import RunContext, ScheduleParameters
-from coach.level_manager import LevelGoals, LevelManager
+from coach.level_manager import Level, LevelGoals, LevelManager
 from coach.logging.experiment_logger import AgentLogger
 from coach.validation import InvalidParameter
 
@@ -108,7 +109,7 @@ class HRLGraphManager(GraphManager):
             except InvalidParameter as error:
                 raise error.under(f"agents.{i}") from None
 
-    def _build(self, context: RunContext) -> tuple[Environment, list[LevelManager]]:
+    def _build(self, context: RunContext) -> tuple[Environment, Sequence[Level]]:
         environment = self.env_params.build()
         goals = self.hierarchy.goals
         goal_space: spaces.Space[Any] | None = self.hierarchy.goal_space

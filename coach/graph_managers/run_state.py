@@ -19,7 +19,7 @@ from coach.environments.environment import Environment
 from coach.errors import CoachError
 from coach.graph_managers.evaluation import EvaluationResult
 from coach.graph_managers.parameters import RunContext
-from coach.level_manager import LevelManager
+from coach.level_manager import Level
 from coach.logging.experiment_logger import ExperimentLogger
 
 
@@ -53,7 +53,7 @@ class Run(Protocol):
     environment: Environment | None
     evaluations: list[EvaluationResult]
     fresh_episodes: bool
-    levels: list[LevelManager]
+    levels: list[Level]
     logger: ExperimentLogger | None
 
     def parameters(self) -> dict[str, Any]: ...
@@ -74,17 +74,16 @@ def run_state(run: Run, include_memory: bool = False) -> dict[str, Any]:
         "evaluations": [[e.env_steps, e.rewards, e.lengths, e.successes] for e in run.evaluations],
         "episodes_in_flight": not run.fresh_episodes,
         "environment": None if run.fresh_episodes else run.environment.state_dict(),
-        "agents": [level.agent.state_dict(include_memory) for level in run.levels],
+        "agents": [level.agents_state_dict(include_memory) for level in run.levels],
         "logger": run.logger.state_dict() if run.logger is not None else None,
     }
 
 
-def with_memories(state: dict[str, Any], levels: list[LevelManager]) -> dict[str, Any]:
+def with_memories(state: dict[str, Any], levels: list[Level]) -> dict[str, Any]:
     """``state``, taken without memories, with the agents' memories as they are now (a
     checkpoint taken during an evaluation: the memories have not changed since)."""
     agents = [
-        {**agent, "memory": level.agent.memory.state_dict() if level.agent.memory else None}
-        for agent, level in zip(state["agents"], levels, strict=True)
+        level.with_memories(agents) for agents, level in zip(state["agents"], levels, strict=True)
     ]
     return {**state, "agents": agents}
 
@@ -103,7 +102,7 @@ def restore_run(run: Run, state: dict[str, Any], whole_run: bool = True) -> None
     in_flight = whole_run and state["environment"] is not None
     for level, agent_state in zip(run.levels, state["agents"], strict=True):
         try:
-            level.agent.load_state_dict(agent_state, episodes_in_flight=in_flight)
+            level.load_agents_state_dict(agent_state, episodes_in_flight=in_flight)
         except (RuntimeError, KeyError, ValueError) as error:
             first_line = str(error).strip().splitlines()[0]
             raise CoachError(f"{where} does not fit this preset's agents: {first_line}") from None

@@ -145,6 +145,8 @@ class EpisodicHindsightExperienceReplay(ExperienceReplay):
         desired_goal_key: The observation key of the desired goal.
     """
 
+    per_copy_state = True
+
     def __init__(
         self,
         capacity: int,

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, ClassVar, Protocol, runtime_checkable
 
 import numpy as np
 from gymnasium import spaces
@@ -54,6 +54,10 @@ class TakesSubgoalPenalties(Protocol):
 
 class Memory(ABC):
     """Stores batches of transitions and hands back `Batch` samples."""
+
+    per_copy_state: ClassVar[bool] = False
+    """The memory keeps each copy's steps in order (blocks, episodes, sequences): it must be
+    given a step of every copy each time."""
 
     @abstractmethod
     def store(self, transition: Transition) -> None:

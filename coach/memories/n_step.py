@@ -42,12 +42,14 @@ class NStepAccumulator:
         self.discount = discount
         self.windows: list[deque[Step]] = [deque() for _ in range(num_envs)]
 
-    def add(self, step: Transition) -> Transition | None:
-        """Take one step of every env; return the n-step transitions now complete (``None``
-        when there are none). The step's rows are copied: the caller may reuse its arrays."""
+    def add(self, step: Transition, envs: np.ndarray | None = None) -> Transition | None:
+        """Take one step of every env (or of the envs ``envs``, row for row); return the
+        n-step transitions now complete (``None`` when there are none). The step's rows are
+        copied: the caller may reuse its arrays."""
         ready: list[Ready] = []
         terminated, truncated = step.terminated, step.truncated
-        for i, window in enumerate(self.windows):
+        windows = self.windows if envs is None else [self.windows[e] for e in envs]
+        for i, window in enumerate(windows):
             window.append(
                 (
                     {k: np.array(v[i]) for k, v in step.state.items()},

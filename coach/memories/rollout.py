@@ -92,6 +92,8 @@ class Rollout(Memory):
         extra_spaces: Further per-step columns by name.
     """
 
+    per_copy_state = True
+
     def __init__(
         self,
         length: int,

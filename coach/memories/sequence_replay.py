@@ -114,6 +114,8 @@ class SequenceReplay(Memory):
             ``episode_start`` among them).
     """
 
+    per_copy_state = True
+
     def __init__(
         self,
         params: SequenceReplayParameters,

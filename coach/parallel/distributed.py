@@ -24,19 +24,19 @@ a checkpoint: a resumed run starts them afresh.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from coach.core.run_phase import RunPhase
 from coach.core.step_units import EnvironmentSteps, StepUnit
 from coach.core.types import Transition
 from coach.environments.environment import Environment
-from coach.errors import CoachError
+from coach.errors import CoachError, RunInterrupted
 from coach.graph_managers.basic_rl import BasicRLGraphManager
 from coach.graph_managers.evaluation import EvaluationResult
-from coach.graph_managers.graph_manager import GraphManager, RunInterrupted
+from coach.graph_managers.graph_manager import GraphManager
 from coach.graph_managers.parameters import RunContext
-from coach.level_manager import LevelManager
+from coach.level_manager import Level
 from coach.memories.experience_replay import ExperienceReplay
 from coach.memories.hindsight import EpisodicHindsightExperienceReplay
 from coach.memories.open_episodes import as_transition
@@ -114,11 +114,11 @@ class DistributedGraphManager(GraphManager):
 
     # -- building ---------------------------------------------------------------------------
 
-    def _build(self, context: RunContext) -> tuple[Environment, list[LevelManager]]:
+    def _build(self, context: RunContext) -> tuple[Environment, Sequence[Level]]:
         graph = self.graph
         graph.context, graph.logger = context, self.logger
         environment, levels = graph._build(context)
-        memory = levels[0].agent.memory
+        memory = levels[0].only_agent("rollout workers").memory
         self.on_policy = isinstance(memory, Rollout)
         # Hindsight replay keeps each worker's episodes open apart (`Memory.stream`).
         self._rows_at_once = isinstance(memory, ExperienceReplay) and not isinstance(
@@ -183,7 +183,7 @@ class DistributedGraphManager(GraphManager):
 
     @property
     def agent(self) -> Any:
-        return self.levels[0].agent
+        return self.levels[0].only_agent("rollout workers")
 
     def _publish(self) -> None:
         assert self.pool is not None

@@ -19,7 +19,8 @@ from typing import Any
 import numpy as np
 import torch
 
-from coach.agents.agent import Agent, AgentParameters
+from coach.agents.agent import Agent
+from coach.agents.parameters import AgentParameters
 from coach.core.run_phase import RunPhase
 from coach.core.step_units import EnvironmentEpisodes, StepUnit
 from coach.core.types import Batch, EnvResponse, Transition

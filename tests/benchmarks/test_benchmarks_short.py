@@ -158,6 +158,17 @@ BENCHMARKS: dict[str, tuple[list[str], list[str]]] = {
             _row("CartPoleNoVel_R2D2", "LSTM", NUMBER, NUMBER, "-"),
         ],
     ),
+    "multi_agent": (
+        [],
+        [
+            _row("envs", "bare loop steps/s", "adapter steps/s", "ratio"),
+            *(_row(n, NUMBER, NUMBER, NUMBER) for n in ("1", "4")),
+            _row("what", "env steps/s", "vs bare"),
+            _row("bare PettingZoo loop", NUMBER, "1.00"),
+            _row("level acting at random", NUMBER, NUMBER),
+            _row(r"level training \(shared PPO\)", NUMBER, NUMBER),
+        ],
+    ),
 }
 
 

@@ -80,3 +80,20 @@ def test_the_recurrent_example_trains_a_gru_on_cartpole_without_velocities(tmp_p
         assert agent.training_rounds == 2 and set(agent.policy.hidden.states) == {"actor", "critic"}
     finally:
         graph.close()
+
+
+def test_the_multi_agent_example_puts_dqn_and_clipped_ppo_on_simple_tag(tmp_path: Path) -> None:
+    path = tmp_path / "SimpleTag_Mixed.py"
+    path.write_text(
+        _block("python", "from coach import (\n    ClippedPPOAgentParameters,\n    DQN")
+    )
+    graph = load_preset(str(path)).graph_manager
+    graph.create_graph(RunContext(seed=0, experiment_dir=tmp_path, quiet=True))
+    try:
+        graph.heatup(EnvironmentSteps(1000))
+        graph.train_and_act(EnvironmentSteps(2000))
+        agents = graph.top_level.agents
+        assert agents["predators"].num_envs == 12 and agents["prey"].num_envs == 4
+        assert agents["predators"].training_steps > 0 and agents["prey"].training_steps > 0
+    finally:
+        graph.close()

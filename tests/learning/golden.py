@@ -110,6 +110,7 @@ def table(results: list[GoldenResult]) -> list[str]:
             f"{'pass' if r.passed else 'FAIL'}"
         )
     lines += [f"{r.preset} seed {r.seed}: {r.why}" for r in results if not r.passed]
+    lines += [f"{r.preset} seed {r.seed} baselines: {r.baselines}" for r in results if r.baselines]
     return lines
 
 

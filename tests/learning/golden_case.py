@@ -20,6 +20,7 @@ from coach.graph_managers.evaluation import EvaluationResult
 from coach.graph_managers.graph_manager import GraphManager
 from coach.graph_managers.parameters import RunContext
 from coach.presets import PresetValidation, load_preset
+from tests.learning import baselines
 
 EPISODES = 20
 """Fresh episodes that evaluate best.pt and the final agent."""
@@ -71,7 +72,7 @@ def score(validation: PresetValidation, result: EvaluationResult) -> float:
     """What the table shows of an evaluation: its mean reward, or its success rate when the
     validation promises nothing about the reward."""
     rewarded = validation.min_reward is not None or validation.max_reward is not None
-    return result.mean_reward if rewarded else result.success_rate
+    return result.mean_reward / validation.per_agent if rewarded else result.success_rate
 
 
 def evaluate_checkpoint(name: str, state: dict[str, Any], seed: int) -> EvaluationResult:
@@ -105,6 +106,8 @@ class GoldenResult:
     passed: bool
     why: str
     """Why it failed ("" when it passed)."""
+    baselines: str = ""
+    """The figures of the scripted players the promise is measured against, if any."""
 
 
 def _verdict(
@@ -186,8 +189,8 @@ def _run_case(
     checkpoint_seconds: float | None,
 ) -> GoldenResult:
     preset = load_preset(name)
-    validation = preset.validation
-    assert validation is not None, f"{name} declares no validation"
+    assert preset.validation is not None, f"{name} declares no validation"
+    validation, figures = baselines.resolve(name, preset.validation, seed)
     graph = preset.graph_manager
     if workers is not None:
         from coach.parallel.distributed import DistributedGraphManager
@@ -266,6 +269,11 @@ def _run_case(
     final = evaluate_checkpoint(name, load_checkpoint(final_path), evaluation_seed)
     scores = [score(validation, e) for e, inside in zip(evaluations, within, strict=True) if inside]
     why = _verdict(validation, reached is not None, broken, best)
+    if validation.baselines == "tictactoe" and best is not None:
+        game_why, figures = baselines.tictactoe_verdict(
+            name, load_checkpoint(best_within), evaluation_seed
+        )
+        why = why or game_why
     return GoldenResult(
         preset=name,
         seed=seed,
@@ -277,6 +285,7 @@ def _run_case(
         final=score(validation, final),
         passed=not why,
         why=why,
+        baselines=figures,
     )
 
 

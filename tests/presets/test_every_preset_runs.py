@@ -58,6 +58,19 @@ TRAINING: dict[str, dict[str, str]] = {
         )
     },
     "CartPole_PPO": {"agent.memory.rollout_length": "8", "agent.algorithm.batch_size": "64"},
+    # Multi-agent on-policy presets: blocks of 8 steps per slot.
+    "SimpleSpread_SharedPPO": {
+        "agents.spread.memory.rollout_length": "8",
+        "agents.spread.algorithm.batch_size": "64",
+    },
+    "SimpleSpread_IndependentPPO": {
+        key: value
+        for k in range(3)
+        for key, value in (
+            (f"agents.agent_{k}.memory.rollout_length", "8"),
+            (f"agents.agent_{k}.algorithm.batch_size", "32"),
+        )
+    },
     "CartPole_PG": {"agent.memory.rollout_length": "8"},
     "LunarLander_ClippedPPO": {"agent.memory.rollout_length": "4"},
     "Mujoco_ClippedPPO": {"agent.memory.rollout_length": "64"},
@@ -86,10 +99,11 @@ def _count_stores(graph: GraphManager) -> list[list[int]]:
     """For each level, a list that grows by one on each store into its agent's memory."""
     counts: list[list[int]] = []
     for level in graph.levels:
-        memory = level.agent.memory
-        assert memory is not None, f"{level.name}'s agent has no memory"
-        counts.append([])
-        memory.store = _counting(memory.store, counts[-1])
+        for name, agent in level.agents.items():
+            memory = agent.memory
+            assert memory is not None, f"{level.name}'s agent {name} has no memory"
+            counts.append([])
+            memory.store = _counting(memory.store, counts[-1])  # type: ignore[method-assign]
     return counts
 
 
@@ -127,10 +141,11 @@ def test_preset_runs_briefly(name: str, tmp_path: Path) -> None:
         graph.improve()
     finally:
         graph.close()
-    for level, calls in zip(graph.levels, stores, strict=True):
-        assert calls, f"{name}: {level.name}'s agent stored no transition"
-        assert level.agent.training_steps >= 1, (
-            f"{name}: {level.name}'s agent took no gradient step"
+    agents = [(level, agent) for level in graph.levels for agent in level.agents.values()]
+    for (level, agent), calls in zip(agents, stores, strict=True):
+        assert calls, f"{name}: {level.name}'s agent {agent.name} stored no transition"
+        assert agent.training_steps >= 1, (
+            f"{name}: {level.name}'s agent {agent.name} took no gradient step"
         )
     # Three phases of 100 steps; a batch of B env copies may run past each by up to B - 1,
     # and a hierarchy's top step (its levels' horizons multiplied) by up to its length - 1.

@@ -29,6 +29,8 @@ class ObservationStackingFilter(ObservationFilter):
         stack_size: How many consecutive observations are stacked.
     """
 
+    per_copy_state = True
+
     def __init__(self, stack_size: int = 4) -> None:
         if stack_size < 1:
             raise CoachError(f"ObservationStackingFilter needs stack_size >= 1, got {stack_size}")

@@ -32,6 +32,8 @@ class RewardNormalizationFilter(RewardFilter):
             positive.
     """
 
+    per_copy_state = True
+
     def __init__(self, discount: float = 0.99, clip: float = 10.0, epsilon: float = 1e-8) -> None:
         if not 0.0 <= discount <= 1.0:
             raise CoachError(

@@ -13,9 +13,9 @@ import pytest
 import torch
 from gymnasium import spaces
 
-from coach.agents.agent import AgentParameters
 from coach.agents.critics import ContinuousActorCritic, frozen, with_action
 from coach.agents.ddpg import DDPGAgentParameters, actor_network, critic_network
+from coach.agents.parameters import AgentParameters
 from coach.agents.sac import SACAgent, SACAgentParameters
 from coach.agents.td3 import TD3Agent, TD3AgentParameters
 from coach.core.run_phase import RunPhase

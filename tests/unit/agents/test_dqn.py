@@ -8,6 +8,7 @@ import torch
 from gymnasium import spaces
 
 from coach.agents.dqn import DQNAgent, DQNAgentParameters
+from coach.core.action_masks import ACTION_MASK
 from coach.core.run_phase import RunPhase
 from coach.core.step_units import EnvironmentSteps, TrainingSteps
 from coach.core.types import Batch
@@ -283,3 +284,59 @@ def test_evaluation_acts_greedily_on_the_q_values() -> None:
         info.action_values, _q(agent.q_network.online, agent.state["observation"]), rtol=1e-6
     )
     assert agent.exploration.steps == 0
+
+
+# -- action masks: the bootstrap's max and argmax run over the legal next actions ------------
+
+MASKED_SPACE = spaces.Dict(
+    {
+        "observation": spaces.Box(-1.0, 1.0, shape=(4,), dtype=np.float32),
+        ACTION_MASK: spaces.Box(0, 1, shape=(3,), dtype=np.int8),
+    }
+)
+
+
+def _masked_batch(chooser: np.ndarray) -> tuple[Batch, np.ndarray]:
+    """Six rows whose next-state masks rule out the action ``chooser`` (Q-values (6, A) of
+    the next states) ranks first, except: row 3 terminates in a state with no legal action,
+    row 4 has none legal but goes on (not constrained), row 5 has every action legal.
+    Returns the batch and the legal next actions, as the learner should count them."""
+    batch = _batch(6, seed=5, terminated=[False, False, False, True, False, False])
+    masks = np.ones((6, 3), dtype=np.int8)
+    masks[np.arange(3), chooser[:3].argmax(axis=1)] = 0
+    masks[3:5] = 0
+    legal = masks.astype(bool)
+    legal[3:5] = True
+    batch.states[ACTION_MASK] = np.ones((6, 3), dtype=np.int8)
+    batch.next_states[ACTION_MASK] = masks
+    return batch, legal
+
+
+@pytest.mark.parametrize("double_q", [False, True], ids=["DQN", "DDQN"])
+def test_masked_next_actions_do_not_count_in_the_target(double_q: bool) -> None:
+    discount = 0.9
+    params = _params(discount=discount, loss="mse")
+    params.algorithm.double_q = double_q
+    agent = DQNAgent(params, MASKED_SPACE, ACTION_SPACE, 1, seed=0)
+    _shift_target(agent, 1.0)
+    with torch.no_grad():  # the target network ranks the actions otherwise than the online
+        agent.q_network.target.heads[0].bias.mul_(-1.0)
+    rows = np.arange(6)
+    probe = _batch(6, seed=5)
+    next_online = _q(agent.q_network.online, probe.next_states["observation"])
+    next_target = _q(agent.q_network.target, probe.next_states["observation"])
+    batch, legal = _masked_batch(next_online if double_q else next_target)
+    # By hand: the best legal next action, picked by the online network (double Q) or the
+    # target, valued by the target; nothing bootstrapped after the terminal row.
+    chooser = np.where(legal, next_online if double_q else next_target, -np.inf)
+    next_values = next_target[rows, chooser.argmax(axis=1)]
+    q = _q(agent.q_network.online, batch.states["observation"])[rows, batch.actions]
+    target = batch.rewards + discount * np.where(batch.terminated, 0.0, next_values)
+    expected = _mse(q - target)
+    unmasked = next_target[rows, (next_online if double_q else next_target).argmax(axis=1)]
+    ignoring = _mse(q - batch.rewards - discount * np.where(batch.terminated, 0.0, unmasked))
+    assert abs(expected - ignoring) > 1e-3  # the masks change the target
+
+    losses = agent.learner.learn(batch)
+
+    assert np.isfinite(losses["q_loss"]) and losses["q_loss"] == pytest.approx(expected, rel=1e-5)

@@ -15,6 +15,7 @@ from coach.agents.on_policy import OnPolicyAgent, OnPolicyAgentParameters
 from coach.agents.on_policy_learning import OnPolicyLearner
 from coach.agents.policy_gradients import PolicyGradientsAgentParameters
 from coach.agents.ppo import PPOAgent, PPOAgentParameters
+from coach.core.action_masks import ACTION_MASK
 from coach.core.run_phase import RunPhase
 from coach.core.step_units import EnvironmentSteps
 from coach.environments.parameters import GymEnvironmentParameters
@@ -22,7 +23,8 @@ from coach.graph_managers.basic_rl import BasicRLGraphManager
 from coach.graph_managers.parameters import RunContext, ScheduleParameters
 from coach.memories.rollout import RolloutParameters
 from coach.networks.heads import GaussianPolicyHeadParameters, VHeadParameters
-from coach.networks.parameters import NetworkParameters
+from coach.networks.parameters import NetworkParameters, RecurrentParameters
+from tests.masked_game import ACTIONS, MaskedGame, masked_observations
 
 
 def test_clipped_surrogate_by_hand() -> None:
@@ -171,3 +173,84 @@ def test_same_seed_same_numbers(params_class: type) -> None:
         runs.append(torch.cat([p.detach().flatten() for p in net.parameters()]))
         g.close()
     assert torch.equal(runs[0], runs[1]) and not torch.equal(runs[0], runs[2])
+
+
+# -- action masks: the masked distribution, in acting and in learning --------------------------
+
+MASKS = np.array([[1, 0, 1, 1], [0, 0, 1, 0], [0, 0, 0, 0]], dtype=np.int8)
+"""Three states: actions 0, 2 and 3 legal; action 2 alone; none (every action counts)."""
+
+
+def masked_agent(params: OnPolicyAgentParameters) -> OnPolicyAgent:
+    params.memory = RolloutParameters(rollout_length=8)
+    params.algorithm.batch_size = 16  # whole sequences of 8 steps, for a recurrent network
+    params.validate()
+    agent = params.agent_class()(params, masked_observations(), spaces.Discrete(ACTIONS), 3, 0)
+    assert isinstance(agent, OnPolicyAgent)
+    return agent
+
+
+@pytest.mark.parametrize(
+    "params_class",
+    [ClippedPPOAgentParameters, PPOAgentParameters, ActorCriticAgentParameters],
+    ids=["ClippedPPO", "PPO", "A2C"],
+)
+def test_a_masked_policy_is_the_renormalized_distribution_over_the_legal_actions(
+    params_class: type,
+) -> None:
+    agent = masked_agent(params_class())
+    states = {
+        "observation": torch.as_tensor(
+            np.random.default_rng(0).random((3, 4)), dtype=torch.float32
+        ),
+        ACTION_MASK: torch.as_tensor(MASKS),
+    }
+    with torch.no_grad():
+        logits = agent.actor(states)["policy"].double().numpy()
+        distribution = agent.distribution(states)
+    legal = MASKS.astype(bool)
+    legal[2] = True
+    for row in range(3):  # by hand: the softmax of the legal actions' logits alone
+        weights = np.exp(logits[row, legal[row]] - logits[row, legal[row]].max())
+        p = weights / weights.sum()
+        actions = torch.as_tensor(np.flatnonzero(legal[row]))
+        np.testing.assert_allclose(
+            distribution.log_probs[row, actions].numpy(), np.log(p), rtol=1e-5
+        )
+        np.testing.assert_allclose(
+            float(distribution.entropy()[row]), -(p * np.log(p)).sum(), rtol=1e-5
+        )
+        assert (distribution.log_probs[row].exp()[~legal[row]] == 0.0).all()
+    one_each = torch.tensor([3, 2, 1])
+    log_prob = distribution.log_prob(one_each)
+    assert torch.isfinite(log_prob).all() and torch.isfinite(distribution.entropy()).all()
+
+
+@pytest.mark.parametrize("recurrent", [False, True], ids=["feed-forward", "recurrent"])
+def test_learning_sees_the_masked_distribution_that_acting_sampled_from(recurrent: bool) -> None:
+    params = ClippedPPOAgentParameters()
+    if recurrent:
+        params.network_wrappers["main"].middleware.recurrent = RecurrentParameters(size=8)
+    agent = masked_agent(params)
+    learner = agent.learner
+    assert isinstance(learner, OnPolicyLearner)
+    game = MaskedGame()
+    agent.phase = RunPhase.TRAIN
+    agent.reset(game.reset())
+    for _ in range(8):  # one full block
+        agent.observe(game.step(agent.act().env_action))
+    assert game.illegal == 0
+    learner.compute_advantages()
+    compared = 0
+    for minibatch in learner.minibatches():
+        view = learner.evaluate(minibatch)  # the networks have not moved yet
+        torch.testing.assert_close(view.log_prob, view.rows.extras["log_prob"], atol=1e-5, rtol=0)
+        entropy = view.distribution.entropy()
+        loss = -(view.log_prob * view.advantages).mean() - 0.01 * entropy.mean()
+        loss.backward()
+        assert torch.isfinite(entropy).all()
+        assert all(
+            p.grad is None or torch.isfinite(p.grad).all() for p in agent.actor.online.parameters()
+        )
+        compared += len(view.log_prob)
+    assert compared == 8 * game.num_envs

@@ -17,6 +17,7 @@ from coach.agents.r2d2 import (
     ended,
     n_step_targets,
 )
+from coach.core.action_masks import ACTION_MASK
 from coach.core.recurrent_columns import EPISODE_START, hidden_key
 from coach.core.run_phase import RunPhase
 from coach.core.step_units import EnvironmentSteps
@@ -101,14 +102,23 @@ def test_stored_hidden_states_agree_with_the_learners_unroll() -> None:
     assert compared >= 3
 
 
-def sequences(agent: R2D2Agent, flagged: bool = True) -> Batch:
+def sequences(agent: R2D2Agent, flagged: bool = True, masked: bool = False) -> Batch:
     """Two sequences of 6 steps by hand: copy 0's episode ends after step 2 without a
     terminal state (a time limit if ``flagged``, else a restart that only the start of a
-    new episode at step 3 tells), copy 1's terminates at step 4."""
+    new episode at step 3 tells), copy 1's terminates at step 4. With ``masked``, the states
+    carry action masks: one action legal in most, none in a few."""
     generator = torch.Generator().manual_seed(0)
     states = torch.randn(6, 2, 2, generator=generator)
     next_states = torch.cat([states[1:], torch.randn(1, 2, 2, generator=generator)])
     next_states[2, 0] = torch.tensor([7.0, -7.0])  # the cut episode's final observation
+    observed = {"observation": states}
+    next_observed = {"observation": next_states}
+    if masked:
+        masks = torch.nn.functional.one_hot(torch.randint(0, 2, (7, 2), generator=generator))
+        masks[[1, 4, 6], [0, 1, 1]] = 0  # no legal action: every one counts
+        observed[ACTION_MASK] = masks[:6].to(torch.int8)
+        next_observed[ACTION_MASK] = masks[1:].to(torch.int8).clone()
+        next_observed[ACTION_MASK][2, 0] = torch.tensor([1, 0])  # the cut episode's last
     truncated = torch.zeros(6, 2, dtype=torch.bool)
     truncated[2, 0] = flagged
     terminated = torch.zeros(6, 2, dtype=torch.bool)
@@ -116,10 +126,10 @@ def sequences(agent: R2D2Agent, flagged: bool = True) -> Batch:
     starts = torch.zeros(6, 2, dtype=torch.bool)
     starts[3, 0] = starts[5, 1] = True
     return Batch(
-        states={"observation": states},
+        states=observed,
         actions=torch.zeros(6, 2, dtype=torch.int64),
         rewards=torch.ones(6, 2),
-        next_states={"observation": next_states},
+        next_states=next_observed,
         terminated=terminated,
         truncated=truncated,
         indices=torch.arange(2),
@@ -131,10 +141,11 @@ def sequences(agent: R2D2Agent, flagged: bool = True) -> Batch:
     )
 
 
+@pytest.mark.parametrize("masked", [False, True], ids=["unmasked", "masked"])
 @pytest.mark.parametrize("flagged", [True, False], ids=["time-limit", "restart"])
 @pytest.mark.parametrize("double_q", [True, False])
 def test_successors_are_valued_from_the_state_after_their_step(
-    double_q: bool, flagged: bool
+    double_q: bool, flagged: bool, masked: bool
 ) -> None:
     agent = built(params(double_q=double_q), StaggeredEpisodes((3, 5)))
     learner = agent.learner
@@ -144,7 +155,7 @@ def test_successors_are_valued_from_the_state_after_their_step(
         net.update_target(0.5)  # make the target differ from the online network
         for p in net.online.parameters():
             p.add_(0.1)
-        b = sequences(agent, flagged)
+        b = sequences(agent, flagged, masked)
         torch.testing.assert_close(
             ended(b)[:, 0], torch.tensor([False, False, True, False, False, False])
         )
@@ -176,6 +187,11 @@ def test_successors_are_valued_from_the_state_after_their_step(
                 nxt = {"observation": b.next_states["observation"][t : t + 1, copy : copy + 1]}
                 online_q = net.unroll(nxt, online_state)[0]["q"][0, 0]
                 target_q = net.target_unroll(nxt, target_state)[0]["q"][0, 0]
+                if masked:  # the successor's legal actions alone (all, where it has none)
+                    legal = b.next_states[ACTION_MASK][t, copy].bool()
+                    legal = legal if legal.any() else torch.ones_like(legal)
+                    online_q = online_q.masked_fill(~legal, -torch.inf)
+                    target_q = target_q.masked_fill(~legal, -torch.inf)
                 value = target_q[online_q.argmax()] if double_q else target_q.max()
                 torch.testing.assert_close(got[t, copy], value, atol=1e-5, rtol=0)
 

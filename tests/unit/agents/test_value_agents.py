@@ -15,6 +15,7 @@ from coach.agents.n_step_q import NStepQAgentParameters
 from coach.agents.q_learning import double_q_target_values, greedy_target_values
 from coach.agents.qr_dqn import QRDQNAgentParameters
 from coach.agents.rainbow import RainbowAgentParameters
+from coach.core.action_masks import ACTION_MASK
 from coach.core.run_phase import RunPhase
 from coach.core.types import Batch, EnvResponse
 from coach.networks.heads import QHeadParameters
@@ -135,3 +136,59 @@ def test_prioritized_memory_gets_td_errors_and_weighs_the_loss() -> None:
     assert memory.sum_tree.total() != before  # type: ignore[attr-defined]
     leaves = memory.sum_tree[batch.indices]  # type: ignore[attr-defined]
     assert not np.allclose(leaves, memory.max_priority)  # type: ignore[attr-defined]
+
+
+def test_every_bootstrapped_head_bootstraps_from_its_best_legal_next_action() -> None:
+    observations = spaces.Dict(
+        {
+            "observation": spaces.Box(-1.0, 1.0, (4,), np.float32),
+            ACTION_MASK: spaces.Box(0, 1, (3,), np.int8),
+        }
+    )
+    params = BootstrappedDQNAgentParameters()
+    params.network_wrappers["main"].middleware.scheme = [16]
+    params.algorithm.discount = 0.9
+    agent = params.agent_class()(params, observations, spaces.Discrete(3), 1, seed=0)
+    assert isinstance(agent, BootstrappedDQNAgent) and agent.q_network.target is not None
+    rng = np.random.default_rng(2)
+    next_states = rng.uniform(-1, 1, (6, 4)).astype(np.float32)
+    with torch.no_grad():
+        next_q = agent.q_network.target({"observation": torch.as_tensor(next_states)})["q"]
+    next_q = next_q.numpy().astype(np.float64)  # (6, K, 3)
+    # Rows 0-2 rule out the action most heads rank first; row 3 ends in a state with no
+    # legal action; row 4 has none legal and goes on (every action counts).
+    masks = np.ones((6, 3), np.int8)
+    favourite = np.array([np.bincount(r.argmax(axis=1), minlength=3).argmax() for r in next_q])
+    masks[np.arange(3), favourite[:3]] = 0
+    masks[3:5] = 0
+    terminated = np.array([False, False, False, True, False, False])
+    batch = Batch(
+        states={"observation": rng.uniform(-1, 1, (6, 4)).astype(np.float32)},
+        actions=rng.integers(0, 3, 6),
+        rewards=rng.normal(0.0, 1.0, 6).astype(np.float32),
+        next_states={"observation": next_states, ACTION_MASK: masks},
+        terminated=terminated,
+        truncated=np.zeros(6, bool),
+        extras={
+            "mask": np.ones((6, params.network_wrappers["main"].heads[0].num_heads), np.float32)
+        },  # type: ignore[attr-defined]
+    )
+    batch.states[ACTION_MASK] = np.ones((6, 3), np.int8)
+    legal = masks.astype(bool)
+    legal[3:5] = True
+
+    def loss_for(allowed: np.ndarray) -> float:
+        best = np.where(allowed[:, None, :], next_q, -np.inf).max(axis=2)  # (6, K)
+        targets = batch.rewards[:, None] + 0.9 * np.where(terminated[:, None], 0.0, best)
+        with torch.no_grad():
+            heads = agent.q_network.online(
+                {"observation": torch.as_tensor(batch.states["observation"])}
+            )["q"]
+        q = heads.numpy()[np.arange(6), :, batch.actions]  # (6, K)
+        d = q - targets
+        return float(np.mean(np.where(np.abs(d) < 1.0, 0.5 * d**2, np.abs(d) - 0.5)))
+
+    expected = loss_for(legal)
+    assert abs(expected - loss_for(np.ones_like(legal))) > 1e-4  # the masks matter
+    loss = agent.learner.learn(batch)["q_loss"]  # type: ignore[union-attr]
+    assert loss == pytest.approx(expected, rel=1e-5)

@@ -91,3 +91,35 @@ def test_e_greedy_probabilities_match_its_draws() -> None:
     np.testing.assert_allclose(
         np.bincount(actions, minlength=3) / len(actions), probabilities, atol=0.01
     )
+
+
+def test_an_action_of_value_minus_infinity_has_probability_zero() -> None:
+    policy = Boltzmann(spaces.Discrete(3), np.random.default_rng(0), ConstantSchedule(1.0))
+    policy.masked = True
+    values = np.tile([[1.0, -np.inf, 0.0]], (30_000, 1))
+    probabilities = policy.action_probabilities(values[:1], RunPhase.TRAIN)[0]
+    np.testing.assert_allclose(probabilities, [np.e / (1 + np.e), 0.0, 1 / (1 + np.e)])
+    actions = policy.get_action(values, RunPhase.TRAIN)
+    frequencies = np.bincount(actions, minlength=3) / len(actions)
+    assert frequencies[1] == 0.0
+    np.testing.assert_allclose(frequencies, probabilities, atol=0.01)
+    assert policy.get_action(values[:1], RunPhase.EVALUATE).tolist() == [0]
+
+
+class _Past(np.random.Generator):
+    """Draws as close to 1 as floats go: past a cumulative total that rounds below 1."""
+
+    def __init__(self) -> None:
+        super().__init__(np.random.PCG64(0))
+
+    def random(self, size=None, dtype=np.float64, out=None):  # type: ignore[no-untyped-def,override]
+        return np.full(size, np.nextafter(1.0, 0.0))
+
+
+def test_a_draw_past_the_rounded_total_does_not_fall_on_a_masked_last_action() -> None:
+    policy = Boltzmann(spaces.Discrete(4), _Past(), ConstantSchedule(1.0))
+    policy.masked = True
+    values = np.array([[-2.4, 1.2, 0.3, -np.inf]])
+    # The cumulative total rounds below the draw: the inverse CDF runs off the end.
+    assert policy.probabilities(values).cumsum()[-1] < np.nextafter(1.0, 0.0)
+    assert policy.get_action(values, RunPhase.TRAIN).tolist() == [1]  # the likeliest

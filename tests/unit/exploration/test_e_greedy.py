@@ -253,3 +253,61 @@ def test_uniform_integers_stay_in_range(n: int) -> None:
     assert values.dtype == np.int64
     assert values.min() >= 0
     assert values.max() == n - 1
+
+
+# -- action masks: the values mark illegal actions with -inf ---------------------------------
+
+LEGAL = np.array([True, False, True, False])
+"""Actions 0 and 2 legal; the masked action 3 has the highest value."""
+
+
+def _masked_values(count: int) -> np.ndarray:
+    values = np.tile([1.0, -np.inf, 2.0, -np.inf], (count, 1))
+    return values
+
+
+@pytest.mark.parametrize("phase", [RunPhase.TRAIN, RunPhase.EVALUATE])
+def test_masked_random_actions_are_uniform_over_the_legal_ones(phase: RunPhase) -> None:
+    policy = _e_greedy(epsilon=1.0, evaluation_epsilon=1.0, space=spaces.Discrete(4, start=2))
+    policy.masked = True
+    draws = 40_000
+    actions = policy.get_action(_masked_values(draws), phase) - 2
+    frequencies = np.bincount(actions, minlength=N_ACTIONS) / draws
+    assert frequencies[~LEGAL].sum() == 0.0  # never an illegal one
+    np.testing.assert_allclose(frequencies, [0.5, 0.0, 0.5, 0.0], atol=0.01)
+
+
+def test_masked_e_greedy_mixes_the_greedy_legal_action_and_the_legal_ones() -> None:
+    # Epsilon 0.4: the greedy legal action 2 gets 0.6 + 0.4 / 2, action 0 gets 0.4 / 2; its
+    # probabilities (what a dataset logs) agree with its draws.
+    policy = _e_greedy(epsilon=0.4)
+    policy.masked = True
+    values = _masked_values(40_000)
+    values[:, 3] = -np.inf
+    probabilities = policy.action_probabilities(values[:1], RunPhase.TRAIN)[0]
+    np.testing.assert_allclose(probabilities, [0.2, 0.0, 0.8, 0.0])
+    actions = policy.get_action(values, RunPhase.TRAIN)
+    np.testing.assert_allclose(
+        np.bincount(actions, minlength=N_ACTIONS) / len(actions), probabilities, atol=0.01
+    )
+
+
+def test_masked_e_greedy_rows_have_their_own_legal_actions() -> None:
+    policy = _e_greedy(epsilon=1.0)
+    policy.masked = True
+    values = np.tile([[0.0, 0.0, -np.inf, -np.inf], [-np.inf, -np.inf, -np.inf, 5.0]], (500, 1))
+    actions = policy.get_action(values, RunPhase.TRAIN).reshape(500, 2)
+    assert set(actions[:, 0]) == {0, 1} and set(actions[:, 1]) == {3}
+
+
+def test_with_every_value_finite_masked_draws_are_the_unmasked_ones() -> None:
+    values = np.random.default_rng(2).normal(size=(300, N_ACTIONS))
+    masked, plain = _e_greedy(epsilon=0.5, seed=4), _e_greedy(epsilon=0.5, seed=4)
+    masked.masked = True
+    np.testing.assert_array_equal(
+        masked.get_action(values, RunPhase.TRAIN), plain.get_action(values, RunPhase.TRAIN)
+    )
+    np.testing.assert_array_equal(
+        masked.action_probabilities(values, RunPhase.TRAIN),
+        plain.action_probabilities(values, RunPhase.TRAIN),
+    )

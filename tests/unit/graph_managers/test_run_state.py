@@ -8,8 +8,8 @@ from typing import Any
 import numpy as np
 import pytest
 
-from coach.agents.agent import AgentParameters
 from coach.agents.algorithm import AlgorithmParameters
+from coach.agents.parameters import AgentParameters
 from coach.core.run_phase import RunPhase
 from coach.core.step_units import EnvironmentEpisodes, EnvironmentSteps
 from coach.environments.environment import Environment
