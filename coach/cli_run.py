@@ -16,7 +16,7 @@ import time
 import traceback
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 import numpy as np
@@ -24,6 +24,9 @@ import numpy as np
 from coach.cli_options import EXIT_INTERRUPTED
 from coach.errors import CoachError
 from coach.experiment import ExperimentFolder, experiment_dir, write_params
+
+if TYPE_CHECKING:  # imported when a run starts, not for --help
+    from coach.graph_managers.graph_manager import GraphManager
 
 EXIT_INTERNAL = 1
 
@@ -129,20 +132,35 @@ def _install_signal_handlers(graph: Any) -> None:
     signal.signal(signal.SIGTERM, handler)
 
 
+def _distribute(graph: GraphManager, opts: RunOptions) -> GraphManager:
+    """``graph`` as it is, or its learner when any worker option is given (``-n``,
+    ``--backend ray``, ``--ray-address``, ``-ew``)."""
+    asked = (
+        opts.num_workers is not None
+        or opts.backend != "local"
+        or opts.ray_address
+        or opts.evaluation_worker
+    )
+    if not asked:
+        return graph
+    from coach.parallel.distributed import DistributedGraphManager
+    from coach.parallel.parameters import DistributedParameters
+
+    params = DistributedParameters(
+        num_workers=opts.num_workers if opts.num_workers is not None else 1,
+        backend=opts.backend,
+        ray_address=opts.ray_address,
+        evaluation_worker=opts.evaluation_worker,
+    )
+    return DistributedGraphManager(graph, params)
+
+
 def run(opts: RunOptions) -> int:
     """The run of the command line: checked whole before its folder is made; a user error
     (a `CoachError`) while it is built leaves no folder behind, an internal error keeps the
     folder with its traceback in log.txt."""
-    from coach.parallel.distributed import distribute
-
     preset, checkpoint = _prepare(opts)
-    graph = distribute(  # a bad -n or --backend fails here, before anything is written
-        preset.graph_manager,
-        opts.num_workers,
-        opts.backend,
-        opts.ray_address,
-        opts.evaluation_worker,
-    )
+    graph = _distribute(preset.graph_manager, opts)  # a bad -n fails before anything is written
     if opts.record_dataset is not None:  # refused before the run, not after it
         from coach.batch.recording import check_recording
 

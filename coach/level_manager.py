@@ -23,6 +23,7 @@ from coach.core.run_phase import RunPhase
 from coach.core.types import ActionInfo, EnvResponse
 from coach.environments.environment import Environment
 from coach.errors import CoachError
+from coach.parallel.exchange import load_policy_state, policy_state
 
 
 @dataclass(slots=True, kw_only=True)
@@ -69,6 +70,8 @@ class Level(Environment):
     to the level above (`LevelManager`, `coach.multi_agent.MultiAgentLevelManager`)."""
 
     name: str
+    environment: Any
+    """What the level's agents act in: a real environment, or the level below."""
 
     @property
     @abstractmethod
@@ -101,6 +104,25 @@ class Level(Environment):
     @abstractmethod
     def step(self, action: Any = None) -> EnvResponse:
         """Run the level's agents for a step (or a goal's steps) of their environment."""
+
+    def policy_state(self) -> dict[str, Any]:
+        """What acting copies of the level's agents need (rollout workers): each agent's
+        policy, by name (`coach.parallel.exchange.policy_state`)."""
+        return {name: policy_state(agent) for name, agent in self.agents.items()}
+
+    def load_policy_state(self, state: dict[str, Any]) -> None:
+        """Act with the policies `policy_state` gave."""
+        for name, agent in self.agents.items():
+            load_policy_state(agent, state[name])
+
+    def trained(self) -> None:
+        """The level's agents may have trained (self-play snapshots its learner when due)."""
+
+    def report_episodes(
+        self, phase: RunPhase, episodes: list[tuple[float, int, float | None]]
+    ) -> None:
+        """Episodes of the level's environment that ran elsewhere (on rollout workers):
+        whatever the level logs of its episodes beyond what its agents log."""
 
     def only_agent(self, what: str) -> Agent:
         """The level's one agent, for ``what`` works with a single agent; a `CoachError`

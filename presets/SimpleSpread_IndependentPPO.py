@@ -10,7 +10,7 @@ from coach_presets._simple_spread import BUDGET, clipped_ppo, environment, sched
 IDS = ("agent_0", "agent_1", "agent_2")
 
 graph_manager = MultiAgentGraphManager(
-    agents={agent_id: clipped_ppo(agent_id, ids=1) for agent_id in IDS},
+    agents={agent_id: clipped_ppo(agent_id, ids=1, batch_size=400) for agent_id in IDS},
     env_params=environment(),
     schedule_params=schedule(),
     mapping={agent_id: agent_id for agent_id in IDS},

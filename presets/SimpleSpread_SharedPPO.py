@@ -11,7 +11,7 @@ from coach import MultiAgentGraphManager, PresetValidation
 from coach_presets._simple_spread import BUDGET, clipped_ppo, environment, schedule
 
 graph_manager = MultiAgentGraphManager(
-    agents={"spread": clipped_ppo("spread", ids=3)},
+    agents={"spread": clipped_ppo("spread", ids=3, batch_size=800)},
     env_params=environment(),
     schedule_params=schedule(),
     mapping={"agent_*": "spread"},

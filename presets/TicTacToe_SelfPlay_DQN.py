@@ -1,6 +1,6 @@
-"""Tic-tac-toe (PettingZoo classic) learned by DQN in self-play: the learner takes either
-seat at random every game, against opponents drawn from a pool of its own past snapshots
-(one every 10,000 of its moves, the ten newest kept). Illegal moves are masked out of its
+"""Tic-tac-toe (PettingZoo classic) learned by DQN (double Q) in self-play: the learner takes
+either seat at random every game, against opponents drawn from a pool of its own past snapshots
+(one every 5,000 of its moves, the five newest kept). Illegal moves are masked out of its
 choices, its random exploration and its targets (the observation's ``action_mask``).
 
 Evaluations play a uniformly random (legal) opponent; their success rate is the win rate,
@@ -23,12 +23,13 @@ from coach import (
     SelfPlayParameters,
 )
 
-BUDGET = 400_000
+BUDGET = 500_000
 """Moves of both players, summed over the environment copies."""
 
 agent = DQNAgentParameters()
 agent.name = "player"
 agent.algorithm.discount = 0.99
+agent.algorithm.double_q = True
 agent.algorithm.batch_size = 128
 agent.algorithm.num_consecutive_playing_steps = EnvironmentSteps(16)
 agent.algorithm.num_consecutive_training_steps = 4
@@ -51,10 +52,10 @@ graph_manager = MultiAgentGraphManager(
         heatup_steps=EnvironmentSteps(5_000),
         improve_steps=EnvironmentSteps(BUDGET),
         steps_between_evaluation_periods=EnvironmentSteps(20_000),
-        evaluation_steps=EnvironmentEpisodes(100),
+        evaluation_steps=EnvironmentEpisodes(200),
     ),
     self_play=SelfPlayParameters(
-        learner="player", snapshot_every=EnvironmentSteps(10_000), pool_size=10
+        learner="player", snapshot_every=EnvironmentSteps(5_000), pool_size=5
     ),
 )
 

@@ -126,6 +126,11 @@ class BatchRLGraphManager(BasicRLGraphManager):
     def parameters(self) -> dict[str, Any]:
         return {**super().parameters(), "batch": self.batch_params}
 
+    def acting_graph(self) -> Any:
+        raise CoachError(
+            "batch RL learns from its dataset, not from acting: it runs no rollout workers (-n)"
+        )
+
     def validate(self, workers: int = 1) -> None:
         super().validate(workers)
         _check_agent(self.agent_params)

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import copy
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from coach.agents.agent import Agent
+from coach.agents.log import AgentLog
 from coach.agents.parameters import AgentParameters
 from coach.environments.environment import Environment
 from coach.environments.parameters import GymEnvironmentParameters
@@ -53,6 +56,9 @@ class BasicRLGraphManager(GraphManager):
         except InvalidParameter as error:
             raise error.under("agent") from None
 
+    def acting_graph(self) -> SingleAgentActing:
+        return SingleAgentActing(self.agent_params, self.env_params)
+
     def _build(self, context: RunContext) -> tuple[Environment, Sequence[Level]]:
         environment = self.env_params.build()
         agent = self._make_agent(self.agent_params, environment, context)
@@ -77,3 +83,30 @@ class BasicRLGraphManager(GraphManager):
             log=log,
         )
         return agent
+
+
+@dataclass(slots=True)
+class SingleAgentActing:
+    """A basic graph's level for a rollout worker (`coach.parallel.worker.ActingGraph`): its
+    agent, acting only, in its own copies of the environment."""
+
+    agent_params: AgentParameters
+    env_params: GymEnvironmentParameters
+
+    def build(self, seed: int, logs: Callable[[str], AgentLog]) -> Level:
+        environment = self.env_params.build()
+        try:
+            params = copy.deepcopy(self.agent_params)
+            agent: Agent = params.agent_class()(
+                params,
+                environment.observation_space,
+                environment.action_space,
+                environment.num_envs,
+                seed=seed,
+                log=logs(params.name),
+                learns=False,
+            )
+        except BaseException:
+            environment.close()
+            raise
+        return LevelManager("main_level", agent, environment)

@@ -86,9 +86,10 @@ class GraphManager(ABC):
         """The parameter objects a ``-cp path=value`` override may start from, by name."""
         return {"schedule": self.schedule_params}
 
-    def validate(self) -> None:
+    def validate(self, workers: int = 1) -> None:
         """Check every parameter's value, and the combinations the graph makes of them, before
-        anything is built or written; raise a `CoachError` naming the first wrong one."""
+        anything is built or written; raise a `CoachError` naming the first wrong one. With
+        ``workers``, the agents learn from the env copies of that many rollout workers."""
         validate_parameters(self.parameters())
         for name in ("improve_steps", "steps_between_evaluation_periods"):
             check.steps(

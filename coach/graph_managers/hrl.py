@@ -100,7 +100,7 @@ class HRLGraphManager(GraphManager):
             "hierarchy": self.hierarchy,
         }
 
-    def validate(self) -> None:
+    def validate(self, workers: int = 1) -> None:
         super().validate()
         self._check_horizons()  # an override may have changed them
         for i, params in enumerate(self.agent_params):

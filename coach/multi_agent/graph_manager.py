@@ -2,17 +2,22 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import copy
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
+
 from coach.agents.agent import Agent
+from coach.agents.log import AgentLog
 from coach.agents.parameters import AgentParameters
 from coach.errors import CoachError
 from coach.graph_managers.evaluation import EvaluationResult
 from coach.graph_managers.graph_manager import GraphManager
 from coach.graph_managers.parameters import RunContext, ScheduleParameters
 from coach.level_manager import Level
-from coach.logging.experiment_logger import AgentLogger
+from coach.logging.experiment_logger import AgentLogger, ExperimentLogger
 from coach.multi_agent.level import MultiAgentLevelManager
 from coach.multi_agent.seats import Seats, assign_ids
 from coach.multi_agent.self_play import OpponentPool, SelfPlayLevelManager, SelfPlayParameters
@@ -106,8 +111,92 @@ class MultiAgentGraphManager(GraphManager):
 
     def _build(self, context: RunContext) -> tuple[Any, Sequence[Level]]:
         environment = self.env_params.build()
+        logger = self.logger
+
+        def make(spec: AgentSpec) -> Agent:
+            log = (
+                AgentLogger(logger, f"main_level.{spec.params.name}", sub_episodes=True)
+                if logger is not None and spec.learns
+                else None
+            )
+            agent: Agent = spec.params.agent_class()(
+                spec.params,
+                spec.observation_space,
+                spec.action_space,
+                spec.num_slots,
+                seed=self.agent_seed(spec.index),
+                device=context.device,
+                log=log,
+                learns=spec.learns,
+            )
+            return agent
+
+        level = self.acting_graph().level(environment, make, self.agent_seed, logger)
+        return environment, [level]
+
+    def acting_graph(self) -> MultiAgentActing:
+        return MultiAgentActing(self.agent_params, self.env_params, self.mapping, self.self_play)
+
+
+@dataclass(slots=True)
+class AgentSpec:
+    """One agent a multi-agent level needs: its parameters, spaces, slots, index (its seed's)
+    and whether it learns (self-play's opponents and rollout workers' agents do not)."""
+
+    params: AgentParameters
+    observation_space: Any
+    action_space: Any
+    num_slots: int
+    index: int
+    learns: bool
+
+
+@dataclass(slots=True)
+class MultiAgentActing:
+    """The level of a multi-agent graph: by the learner, with its agents learning; by a
+    rollout worker (`coach.parallel.worker.ActingGraph`), with them acting only."""
+
+    agent_params: dict[str, AgentParameters]
+    env_params: Any
+    mapping: dict[str, str]
+    self_play: SelfPlayParameters | None = None
+
+    def build(self, seed: int, logs: Callable[[str], AgentLog]) -> Level:
+        """A rollout worker's level: its agents act only, each logs to ``logs(name)``."""
+        environment = self.env_params.build()
+
+        def seed_of(index: int) -> int:
+            return int(np.random.SeedSequence([seed, index]).generate_state(1)[0])
+
+        def make(spec: AgentSpec) -> Agent:
+            params = copy.deepcopy(spec.params)
+            agent: Agent = params.agent_class()(
+                params,
+                spec.observation_space,
+                spec.action_space,
+                spec.num_slots,
+                seed=seed_of(spec.index),
+                log=logs(params.name) if spec.learns else None,
+                learns=False,
+            )
+            return agent
+
+        try:
+            return self.level(environment, make, seed_of, None)
+        except BaseException:
+            environment.close()
+            raise
+
+    def level(
+        self,
+        environment: Any,
+        make: Callable[[AgentSpec], Agent],
+        seed_of: Callable[[int], int],
+        logger: ExperimentLogger | None,
+    ) -> MultiAgentLevelManager:
+        """The level on ``environment``, its agents made by ``make``."""
         if self.self_play is not None:
-            return environment, [self._self_play_level(environment, self.self_play, context)]
+            return self._self_play_level(environment, self.self_play, make, seed_of, logger)
         played = assign_ids(environment.agent_ids, list(self.agent_params), self.mapping)
         agents: dict[str, Any] = {}
         seats: dict[str, Seats] = {}
@@ -128,19 +217,19 @@ class MultiAgentGraphManager(GraphManager):
                     )
             indices = [environment.agent_ids.index(i) for i in ids]
             seats[name] = Seats.stacked(indices, environment.num_envs)
-            agents[name] = self._make_agent(
-                params,
-                environment.observation_spaces[first],
-                environment.action_spaces[first],
-                len(seats[name]),
-                k,
-                context,
-            )
-        level = MultiAgentLevelManager("main_level", agents, seats, environment, self.logger)
-        return environment, [level]
+            observation_space = environment.observation_spaces[first]
+            action_space = environment.action_spaces[first]
+            spec = AgentSpec(params, observation_space, action_space, len(seats[name]), k, True)
+            agents[name] = make(spec)
+        return MultiAgentLevelManager("main_level", agents, seats, environment, logger)
 
     def _self_play_level(
-        self, environment: Any, self_play: SelfPlayParameters, context: RunContext
+        self,
+        environment: Any,
+        self_play: SelfPlayParameters,
+        make: Callable[[AgentSpec], Agent],
+        seed_of: Callable[[int], int],
+        logger: ExperimentLogger | None,
     ) -> SelfPlayLevelManager:
         """The learner and its pool of snapshots on a two-player game."""
         params = self.agent_params[self_play.learner]
@@ -153,47 +242,12 @@ class MultiAgentGraphManager(GraphManager):
         ):
             raise CoachError(f"self-play needs both players' spaces alike; {ids} differ")
         num_envs = environment.num_envs
-        learner = self._make_agent(params, observation_space, action_space, num_envs, 0, context)
+        learner = make(AgentSpec(params, observation_space, action_space, num_envs, 0, True))
 
         def make_player() -> Agent:
-            player: Agent = params.agent_class()(
-                params,
-                observation_space,
-                action_space,
-                num_envs,
-                seed=self.agent_seed(1),
-                device=context.device,
-                learns=False,
-            )
-            return player
+            return make(AgentSpec(params, observation_space, action_space, num_envs, 1, False))
 
-        opponents = OpponentPool(self_play, make_player, num_envs, seed=self.agent_seed(2))
+        opponents = OpponentPool(self_play, make_player, num_envs, seed=seed_of(2))
         return SelfPlayLevelManager(
-            "main_level", learner, opponents, environment, self.agent_seed(3), self.logger
+            "main_level", learner, opponents, environment, seed_of(3), logger
         )
-
-    def _make_agent(
-        self,
-        params: AgentParameters,
-        observation_space: Any,
-        action_space: Any,
-        num_slots: int,
-        index: int,
-        context: RunContext,
-    ) -> Agent:
-        """The agent of ``params`` for its slots, logging to its own run."""
-        log = (
-            AgentLogger(self.logger, f"main_level.{params.name}", sub_episodes=True)
-            if self.logger is not None
-            else None
-        )
-        agent: Agent = params.agent_class()(
-            params,
-            observation_space,
-            action_space,
-            num_slots,
-            seed=self.agent_seed(index),
-            device=context.device,
-            log=log,
-        )
-        return agent

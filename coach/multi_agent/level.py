@@ -158,11 +158,11 @@ class MultiAgentLevelManager(Level):
 
     @property
     def total_steps(self) -> int:  # type: ignore[override]
-        return self.environment.total_steps
+        return int(self.environment.total_steps)
 
     @property
     def total_episodes(self) -> int:  # type: ignore[override]
-        return self.environment.total_episodes
+        return int(self.environment.total_episodes)
 
     def reset(self, seed: int | None = None) -> EnvResponse:
         response = self.environment.reset(seed)
@@ -213,6 +213,7 @@ class MultiAgentLevelManager(Level):
                 self._begin_moved(name, actor, stacked, response.copy_done)
         for actor in self.actors.values():
             actor.train()
+        self.trained()
         self._current = stacked
         return answer
 
@@ -287,6 +288,14 @@ class MultiAgentLevelManager(Level):
                 sub_episode=True,
             )
 
+    def report_episodes(
+        self, phase: RunPhase, episodes: list[tuple[float, int, float | None]]
+    ) -> None:
+        """The team's episodes, in the level's own run (counted as the run's episodes)."""
+        if self.logger is not None:
+            for reward, length, success in episodes:
+                self.logger.episode(self.name, phase, reward, length, success)
+
     def _team_observation(self, stacked: StackedResponse) -> Observation:
         return {
             f"{agent_id}.{key}": value
@@ -305,10 +314,13 @@ class MultiAgentLevelManager(Level):
         episode_return = self._score.copy()
         self._score[done] = 0.0
         if self.logger is not None and self._phase is not RunPhase.EVALUATE and done.any():
-            for c in np.flatnonzero(done):  # the team's episodes, in the level's own run
-                self.logger.episode(
-                    self.name, self._phase, float(episode_return[c]), int(response.copy_length[c])
-                )
+            self.report_episodes(
+                self._phase,
+                [
+                    (float(episode_return[c]), int(response.copy_length[c]), None)
+                    for c in np.flatnonzero(done)
+                ],
+            )
         return EnvResponse(
             observation=self._team_observation(stacked),
             reward=reward.astype(np.float32),

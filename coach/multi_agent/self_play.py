@@ -128,6 +128,22 @@ class OpponentPool:
         if count and self.snapshots:
             self.drawn[copies] = self.rng.integers(len(self.snapshots), size=count)
 
+    def pool_state(self) -> dict[str, Any]:
+        """The snapshots, for the pools of rollout workers (references, not copies)."""
+        return {"snapshots": self.snapshots, "snapshot_steps": list(self.snapshot_steps)}
+
+    def load_pool_state(self, state: dict[str, Any]) -> None:
+        """Play the snapshots `pool_state` gave (a worker's pool follows its learner's)."""
+        if list(state["snapshot_steps"]) == self.snapshot_steps:
+            return  # the same pool: keep the players as they are
+        while len(self.players) < len(state["snapshots"]):
+            self.players.append(self._make_player())
+        for player, snapshot in zip(self.players, state["snapshots"], strict=False):
+            load_policy_state(player, snapshot)
+        self.snapshots = list(state["snapshots"])
+        self.snapshot_steps = [int(s) for s in state["snapshot_steps"]]
+        self.drawn = np.minimum(self.drawn, max(len(self.snapshots) - 1, 0))
+
     # -- the slot protocol of a multi-agent level -------------------------------------------
 
     def reset(self, response: EnvResponse) -> None:
@@ -254,8 +270,6 @@ class SelfPlayLevelManager(MultiAgentLevelManager):
         )
 
     def on_reset(self, stacked: StackedResponse, copies: np.ndarray) -> bool:
-        if self.opponents.due(self.learner) and self.phase is not EVALUATE:
-            self.opponents.take_snapshot(self.learner)
         count = int(np.count_nonzero(copies))
         seat = self.rng.integers(2, size=count)
         self.seats[self.learner.name].ids[copies] = seat
@@ -263,6 +277,19 @@ class SelfPlayLevelManager(MultiAgentLevelManager):
         self.scored[:, copies] = np.arange(2)[:, None] == seat[None, :]
         self.opponents.draw(copies)
         return True
+
+    def trained(self) -> None:
+        """A snapshot of the learner joins the pool when due (the first at once)."""
+        if self.phase is not EVALUATE and self.opponents.due(self.learner):
+            self.opponents.take_snapshot(self.learner)
+
+    def policy_state(self) -> dict[str, Any]:
+        """The learner's policy, and the pool of snapshots its opponents are drawn from."""
+        return {**super().policy_state(), self.opponents.name: self.opponents.pool_state()}
+
+    def load_policy_state(self, state: dict[str, Any]) -> None:
+        super().load_policy_state(state)
+        self.opponents.load_pool_state(state[self.opponents.name])
 
     def team_infos(
         self, stacked: StackedResponse, response: MultiAgentResponse

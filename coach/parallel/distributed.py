@@ -27,12 +27,12 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from coach.agents.agent import Agent
 from coach.core.run_phase import RunPhase
 from coach.core.step_units import EnvironmentSteps, StepUnit
 from coach.core.types import Transition
 from coach.environments.environment import Environment
 from coach.errors import CoachError, RunInterrupted
-from coach.graph_managers.basic_rl import BasicRLGraphManager
 from coach.graph_managers.evaluation import EvaluationResult
 from coach.graph_managers.graph_manager import GraphManager
 from coach.graph_managers.parameters import RunContext
@@ -41,32 +41,12 @@ from coach.memories.experience_replay import ExperienceReplay
 from coach.memories.hindsight import EpisodicHindsightExperienceReplay
 from coach.memories.open_episodes import as_transition
 from coach.memories.rollout import Rollout
-from coach.parallel.exchange import ingest, policy_state
+from coach.memories.rollout import RolloutParameters as RP
+from coach.parallel.exchange import ingest
 from coach.parallel.in_flight import BlocksInFlight
 from coach.parallel.parameters import DistributedParameters
 from coach.parallel.pool import WorkerPool
-from coach.parallel.worker import Block, PolicySnapshot, WorkerSpec, unpack
-
-
-def distribute(
-    graph: GraphManager,
-    num_workers: int | None,
-    backend: str = "local",
-    ray_address: str | None = None,
-    evaluation_worker: bool = False,
-) -> GraphManager:
-    """``graph`` as it is, or its learner when any worker option is given (``-n``,
-    ``--backend ray``, ``--ray-address``, ``-ew``)."""
-    asked = num_workers is not None or backend != "local" or ray_address or evaluation_worker
-    if not asked:
-        return graph
-    params = DistributedParameters(
-        num_workers=num_workers if num_workers is not None else 1,
-        backend=backend,
-        ray_address=ray_address,
-        evaluation_worker=evaluation_worker,
-    )
-    return DistributedGraphManager(graph, params)
+from coach.parallel.worker import Block, PolicySnapshot, RunsOnWorkers, WorkerSpec, unpack
 
 
 class DistributedGraphManager(GraphManager):
@@ -78,11 +58,12 @@ class DistributedGraphManager(GraphManager):
     """
 
     def __init__(self, graph: GraphManager, params: DistributedParameters) -> None:
-        if not isinstance(graph, BasicRLGraphManager):
+        if not isinstance(graph, RunsOnWorkers):
             raise CoachError(
-                f"rollout workers (-n) run presets of one agent (BasicRLGraphManager); this "
-                f"preset's graph is a {type(graph).__name__}"
+                f"rollout workers (-n) run presets of one agent or of one multi-agent level; "
+                f"this preset's graph is a {type(graph).__name__}"
             )
+        self.acting = graph.acting_graph()  # batch RL, for one, says why it cannot
         params.validate()
         super().__init__(graph.name, graph.schedule_params)
         self.graph = graph
@@ -97,8 +78,11 @@ class DistributedGraphManager(GraphManager):
         self.collected_episodes = 0
         """Episodes the workers finished."""
         self.on_policy = False
-        self._rows_at_once = False
-        """The learner's memory stores a block's rows in one call (replay memories)."""
+        """Some agent learns from rollout blocks: the workers collect them in step."""
+        self._block_length = 0
+        """The rollout length of the agents that learn from blocks."""
+        self._rows_at_once: dict[str, bool] = {}
+        """Per agent: its memory stores a block's rows in one call (replay memories)."""
         self._remaining: Callable[[], int] | None = None
         """What is left of the phase's env-step budget (``None`` for other budgets)."""
         self._pending_evaluation: int | None = None
@@ -108,9 +92,19 @@ class DistributedGraphManager(GraphManager):
     def parameters(self) -> dict[str, Any]:
         return self.graph.parameters()
 
-    def validate(self) -> None:
-        # An on-policy learner learns from the blocks of every worker together.
+    def validate(self, workers: int = 1) -> None:
+        # An on-policy learner learns from the blocks of every worker together, and the
+        # agents that learn from blocks have theirs collected together.
         self.graph.validate(workers=self.params.num_workers)
+        agents = self.graph.parameters().get("agents")
+        if isinstance(agents, dict):
+            memories = {name: params.memory for name, params in agents.items()}
+            lengths = {n: m.rollout_length for n, m in memories.items() if isinstance(m, RP)}
+            if len(set(lengths.values())) > 1:
+                raise CoachError(
+                    f"on rollout workers the agents that learn from blocks collect them "
+                    f"together: give them one memory.rollout_length (they have {lengths})"
+                )
 
     # -- building ---------------------------------------------------------------------------
 
@@ -118,12 +112,17 @@ class DistributedGraphManager(GraphManager):
         graph = self.graph
         graph.context, graph.logger = context, self.logger
         environment, levels = graph._build(context)
-        memory = levels[0].only_agent("rollout workers").memory
-        self.on_policy = isinstance(memory, Rollout)
+        agents = levels[0].agents
+        # One length among them: `MultiAgentGraphManager.validate` sees to it.
+        lengths = [a.memory.length for a in agents.values() if isinstance(a.memory, Rollout)]
+        self.on_policy = bool(lengths)
+        self._block_length = max(lengths, default=0)
         # Hindsight replay keeps each worker's episodes open apart (`Memory.stream`).
-        self._rows_at_once = isinstance(memory, ExperienceReplay) and not isinstance(
-            memory, EpisodicHindsightExperienceReplay
-        )
+        self._rows_at_once = {
+            name: isinstance(a.memory, ExperienceReplay)
+            and not isinstance(a.memory, EpisodicHindsightExperienceReplay)
+            for name, a in agents.items()
+        }
         self.pool = self._start_pool(context, environment.num_envs)
         self.blocks = BlocksInFlight(self.pool, self.params)
         if self.logger is not None:
@@ -137,15 +136,14 @@ class DistributedGraphManager(GraphManager):
         return environment, levels
 
     def _start_pool(self, context: RunContext, num_envs: int) -> WorkerPool:
-        params, graph = self.params, self.graph
+        params = self.params
         ranks = params.num_workers + 1  # the evaluation worker is rank 0
 
         def make_spec(rank: int, start: int) -> WorkerSpec:
             # Copy i of worker r is seeded seed + (r + start * ranks) * num_envs + i: distinct
             # from every other copy, the learner's own (rank 0) and earlier starts included.
             return WorkerSpec(
-                agent_params=graph.agent_params,
-                env_params=graph.env_params,
+                graph=self.acting,
                 seed=context.seed + (rank + start * ranks) * num_envs,
                 rank=rank,
                 num_threads=context.num_threads,
@@ -182,13 +180,20 @@ class DistributedGraphManager(GraphManager):
     # -- acting through the workers ---------------------------------------------------------
 
     @property
-    def agent(self) -> Any:
-        return self.levels[0].only_agent("rollout workers")
+    def agents(self) -> dict[str, Agent]:
+        """The learner's agents, by name."""
+        return self.levels[0].agents
 
     def _publish(self) -> None:
         assert self.pool is not None
         self.version += 1
-        self.pool.publish(PolicySnapshot(self.version, policy_state(self.agent)))
+        self.pool.publish(PolicySnapshot(self.version, self.levels[0].policy_state()))
+
+    def _train(self) -> bool:
+        """Every agent's training rounds that are due; whether any agent trained."""
+        trained = [agent.train() for agent in self.agents.values()]
+        self.levels[0].trained()
+        return any(trained)
 
     def _run(self, budget: StepUnit, on_response: Any = None) -> None:
         if self._phase is RunPhase.EVALUATE:  # in the learner's own environment copies
@@ -210,10 +215,7 @@ class DistributedGraphManager(GraphManager):
     def _collect_synchronously(self) -> None:
         """One block from every worker with the same policy; learn from them together."""
         assert self.pool is not None and self.blocks is not None
-        agent = self.agent
-        rollout = agent.memory
-        assert isinstance(rollout, Rollout)
-        length = rollout.length
+        length = self._block_length
         steps = length * self.environment.num_envs if self.environment is not None else length
         ranks = self.pool.idle()
         for rank in ranks:
@@ -224,12 +226,18 @@ class DistributedGraphManager(GraphManager):
             if rank > 0:
                 blocks[rank] = result
         ordered = [blocks[rank] for rank in sorted(blocks)]
-        calls = [unpack(b.steps, b.widths) for b in ordered]
-        merged = [Transition.concatenate(step) for step in zip(*calls, strict=True)]
-        ingest(agent, merged, sum(b.env_steps for b in ordered), self._phase)
+        for name, agent in self.agents.items():
+            if not isinstance(agent.memory, Rollout):  # an off-policy agent beside them
+                for block in ordered:
+                    self._ingest(name, agent, block)
+                continue
+            parts = [b.agents[name] for b in ordered]
+            calls = [unpack(part.steps, part.widths) for part in parts]
+            merged = [Transition.concatenate(step) for step in zip(*calls, strict=True)]
+            ingest(agent, merged, sum(part.env_steps for part in parts), self._phase)
         for block in ordered:
             self._account(block)
-        if agent.train():
+        if self._train():
             self._publish()
 
     def _collect_block(self) -> None:
@@ -246,7 +254,7 @@ class DistributedGraphManager(GraphManager):
             oldest = self.version + 1 - self.params.max_policy_lag
             while blocks and blocks.oldest_version() < oldest:
                 self._take(self._next_block())
-            if self.agent.train():
+            if self._train():
                 self._publish()
 
     def _drain(self) -> None:
@@ -254,8 +262,8 @@ class DistributedGraphManager(GraphManager):
         while self.blocks:
             self._take(self._next_block())
             if self._phase is RunPhase.TRAIN:
-                self.agent.train()
-        if self._phase is RunPhase.TRAIN and self.agent.training_steps:
+                self._train()
+        if self._phase is RunPhase.TRAIN and self.training_steps:
             self._publish()
 
     def _next_block(self) -> Block:
@@ -274,32 +282,42 @@ class DistributedGraphManager(GraphManager):
         return rank, result
 
     def _take(self, block: Block) -> None:
-        if self._rows_at_once and block.widths:
-            # A replay memory stores rows alike however they are batched: one call.
-            steps = [as_transition(block.steps)]
-        else:
-            steps = unpack(block.steps, block.widths)
-        ingest(self.agent, steps, block.env_steps, block.phase, source=block.rank)
+        for name, agent in self.agents.items():
+            self._ingest(name, agent, block)
         self._account(block)
+
+    def _ingest(self, name: str, agent: Agent, block: Block) -> None:
+        """Agent ``name``'s steps of ``block``, into ``agent``."""
+        part = block.agents[name]
+        if self._rows_at_once[name] and part.widths:
+            # A replay memory stores rows alike however they are batched: one call.
+            steps = [as_transition(part.steps)]
+        else:
+            steps = unpack(part.steps, part.widths)
+        ingest(agent, steps, part.env_steps, block.phase, source=block.rank)
 
     def _account(self, block: Block) -> None:
         """Count a block's steps and episodes, and log them."""
-        agent = self.agent
-        statistics = agent.input_filter.running_statistics()
-        for stats, taken in zip(statistics, block.statistics, strict=True):
-            stats.merge(taken)
+        several = len(self.agents) > 1
+        for name, agent in self.agents.items():
+            part = block.agents[name]
+            statistics = agent.input_filter.running_statistics()
+            for stats, taken in zip(statistics, part.statistics, strict=True):
+                stats.merge(taken)
+            for reward, length, success in part.episodes:
+                agent.episodes += 1
+                agent.log.episode(block.phase, reward, length, success)
+            if self.logger is not None:
+                run = f"worker_{block.rank}.{name}" if several else f"worker_{block.rank}"
+                for tag, value in part.scalars:
+                    self.logger.scalar(run, tag, value)
         self.collected_steps += block.env_steps
         self.collected_episodes += len(block.episodes)
-        for reward, length, success in block.episodes:
-            agent.episodes += 1
-            agent.log.episode(block.phase, reward, length, success)
+        self.levels[0].report_episodes(block.phase, block.episodes)
         if self.logger is not None:
-            run = f"worker_{block.rank}"
-            for tag, value in block.scalars:
-                self.logger.scalar(run, tag, value)
             if block.seconds > 0:
                 rate = block.env_steps / block.seconds
-                self.logger.scalar(run, "Time/env_steps_per_second", rate)
+                self.logger.scalar(f"worker_{block.rank}", "Time/env_steps_per_second", rate)
             self.logger.scalar("graph", "Time/policy_lag", self.version - block.version)
 
     def _after_block(self) -> None:

@@ -2,44 +2,61 @@
 
 The same class runs in a local process (`coach.parallel.local`) and in a Ray actor
 (`coach.parallel.ray_workers`); it knows neither. The learner sends it policy snapshots and
-asks it for blocks of steps. The worker's agent is built to act only (``learns=False``: its
-policy and filters, no learner, no memory, no optimizers or target networks); it stores its
-steps into an `Outbox`, and the block carries them back as the records of its
-`Memory.store` calls, with the episodes that finished and the scalars the agent logged.
+asks it for blocks of steps. The worker builds the preset's top level to act only
+(`ActingGraph`: its agents without their learning side, no memory, no optimizers or target
+networks): one agent, or the several agents of a multi-agent level. Each agent stores its
+steps into an `Outbox`, and the block carries them back per agent as the records of its
+`Memory.store` calls, with the episodes that finished and the scalars the agents logged.
 """
 
 from __future__ import annotations
 
-import copy
 import os
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 import torch
 
 from coach.agents.agent import Agent
-from coach.agents.parameters import AgentParameters
+from coach.agents.log import AgentLog
 from coach.core.run_phase import RunPhase
 from coach.core.step_units import EnvironmentEpisodes, StepUnit
 from coach.core.types import Batch, EnvResponse, Transition
-from coach.environments.parameters import GymEnvironmentParameters
 from coach.errors import CoachError
 from coach.graph_managers.evaluation import EvaluationEpisodes, EvaluationResult
+from coach.level_manager import Level
 from coach.memories.memory import Memory
 from coach.memories.open_episodes import as_transition, flatten_step
-from coach.parallel.exchange import load_policy_state
+
+
+class ActingGraph(Protocol):
+    """What a worker builds: a preset's top level with its agents acting only (built with
+    ``learns=False``), each reporting to ``logs(name)``. Graph managers that run on workers
+    give one (`GraphManager.acting_graph`); it travels to the worker's process."""
+
+    def build(self, seed: int, logs: Callable[[str], AgentLog]) -> Level:
+        """The level, its agents seeded from ``seed``."""
+        ...
+
+
+@runtime_checkable
+class RunsOnWorkers(Protocol):
+    """A graph whose acting rollout workers can take (one agent's, a multi-agent level's)."""
+
+    def acting_graph(self) -> ActingGraph:
+        """What a worker builds of the graph (a `CoachError` where it cannot run on them)."""
+        ...
 
 
 @dataclass(slots=True)
 class WorkerSpec:
     """Everything a worker is built from; it travels to the worker's process."""
 
-    agent_params: AgentParameters
-    """The agent (built to act only; it stores into an `Outbox`)."""
-    env_params: GymEnvironmentParameters
-    """The environment, ``num_envs`` copies per worker."""
+    graph: ActingGraph
+    """The level to build (its environment: ``num_envs`` copies per worker)."""
     seed: int
     """The worker's seed: the run's seed plus its rank (and ``num_workers`` per restart)."""
     rank: int
@@ -55,7 +72,27 @@ class PolicySnapshot:
     version: int
     """How many times the learner published its weights before these."""
     state: dict[str, Any]
-    """`Agent.policy_state` of the learner's agent."""
+    """What acting copies of the learner's level need (`Level.policy_state`)."""
+
+
+@dataclass(slots=True)
+class AgentSteps:
+    """What one agent of a worker's level stored and reported in a block."""
+
+    steps: dict[tuple[str, str], np.ndarray]
+    """The stored steps, one array per column (`Outbox.drain`); `unpack` gives the `store`
+    calls."""
+    widths: list[int]
+    """How many rows each `store` call had."""
+    env_steps: int
+    """The agent's own env steps (its slots'), as its training schedule counts them."""
+    episodes: list[tuple[float, int, float | None]] = field(default_factory=list)
+    """The agent's episodes that finished: return, length and ``is_success`` (if reported)."""
+    scalars: list[tuple[str, float]] = field(default_factory=list)
+    """What the agent logged (exploration schedules and the like)."""
+    statistics: list[dict[str, Any]] = field(default_factory=list)
+    """What its filters' running statistics took in during the block
+    (`RunningMeanStd.since`), for the learner to merge."""
 
 
 @dataclass(slots=True)
@@ -69,20 +106,12 @@ class Block:
     this one)."""
     phase: RunPhase
     """Heatup (random actions) or training (the policy, exploring)."""
-    steps: dict[tuple[str, str], np.ndarray]
-    """The stored steps, one array per column (`Outbox.drain`); `unpack` gives the `store`
-    calls."""
-    widths: list[int]
-    """How many rows each `store` call had."""
+    agents: dict[str, AgentSteps]
+    """Per agent of the level, by name: its steps, episodes, scalars and statistics."""
     env_steps: int
     """Environment steps taken, summed over the worker's copies."""
     episodes: list[tuple[float, int, float | None]] = field(default_factory=list)
-    """The episodes that finished: return, length and ``is_success`` (if reported)."""
-    scalars: list[tuple[str, float]] = field(default_factory=list)
-    """What the agent logged (exploration schedules and the like)."""
-    statistics: list[dict[str, Any]] = field(default_factory=list)
-    """What the filters' running statistics took in during the block
-    (`RunningMeanStd.since`), for the learner to merge."""
+    """The environment's episodes that finished (the level's return: the team's)."""
     seconds: float = 0.0
     """Wall time the worker spent collecting."""
 
@@ -154,6 +183,17 @@ class Outbox(Memory):
         return (columns if widths else {}), widths
 
 
+def finished_episodes(response: EnvResponse) -> list[tuple[float, int, float | None]]:
+    """The return, length and ``is_success`` (if reported) of each episode ``response``
+    ended."""
+    out = []
+    for i in np.flatnonzero(response.done):
+        info = response.infos[i] if response.infos else {}
+        success = float(info["is_success"]) if "is_success" in info else None
+        out.append((float(response.episode_return[i]), int(response.episode_length[i]), success))
+    return out
+
+
 class _RecordingLog:
     """The worker agent's `AgentLog`: what it reports goes back with the block."""
 
@@ -176,7 +216,7 @@ class _RecordingLog:
 
 
 class RolloutWorker:
-    """Environments and an acting copy of the learner's agent.
+    """Environments and acting copies of the learner's agents.
 
     Args:
         spec: What to build, with the worker's seed and rank.
@@ -186,32 +226,32 @@ class RolloutWorker:
         torch.set_num_threads(spec.num_threads)
         self.spec = spec
         self.rank = spec.rank
-        self.environment = spec.env_params.build()
-        try:
-            self._log = _RecordingLog()
-            params = copy.deepcopy(spec.agent_params)
-            self.agent: Agent = params.agent_class()(
-                params,
-                self.environment.observation_space,
-                self.environment.action_space,
-                self.environment.num_envs,
-                seed=spec.seed,
-                log=self._log,
-                learns=False,
-            )
-            self.outbox = Outbox()
-            # The learner owns the memory: this copy's steps go to it.
-            self.agent.memory = self.outbox
-            self.agent.fresh_observations = self.environment.fresh_observations
-        except BaseException:
-            self.environment.close()
-            raise
+        self._logs: dict[str, _RecordingLog] = {}
+        self.level = spec.graph.build(spec.seed, self._log)
+        self.environment = self.level.environment
+        self.agents = self.level.agents
+        self.outboxes = {name: Outbox() for name in self.agents}
+        for name, agent in self.agents.items():
+            agent.memory = self.outboxes[name]  # the learner owns the memory
         self.version = -1
-        """The version of the policy the agent acts with (-1: its own initial weights)."""
-        self._response: EnvResponse | None = None
-        self._statistics = self.agent.input_filter.running_statistics()
-        self._statistics_sent = [s.state_dict() for s in self._statistics]
+        """The version of the policy the agents act with (-1: their own initial weights)."""
+        self._started = False
+        self._statistics = {
+            name: agent.input_filter.running_statistics() for name, agent in self.agents.items()
+        }
+        self._statistics_sent = {
+            name: [s.state_dict() for s in stats] for name, stats in self._statistics.items()
+        }
         """The running statistics as the learner knows them (what was loaded or sent)."""
+
+    def _log(self, name: str) -> _RecordingLog:
+        self._logs[name] = _RecordingLog()
+        return self._logs[name]
+
+    @property
+    def agent(self) -> Agent:
+        """The level's agent, when it has one."""
+        return self.level.only_agent("RolloutWorker.agent")
 
     def pid(self) -> int:
         """The worker's process id (fault tests kill it)."""
@@ -219,9 +259,11 @@ class RolloutWorker:
 
     def set_policy(self, snapshot: PolicySnapshot) -> None:
         """Act with ``snapshot`` from now on (its running statistics too)."""
-        load_policy_state(self.agent, snapshot.state)
+        self.level.load_policy_state(snapshot.state)
         self.version = snapshot.version
-        self._statistics_sent = [s.state_dict() for s in self._statistics]
+        self._statistics_sent = {
+            name: [s.state_dict() for s in stats] for name, stats in self._statistics.items()
+        }
 
     def collect(
         self, env_steps: int, phase: RunPhase, snapshot: PolicySnapshot | None = None
@@ -236,30 +278,39 @@ class RolloutWorker:
         started = time.perf_counter()
         if snapshot is not None and snapshot.version != self.version:
             self.set_policy(snapshot)
-        agent, environment = self.agent, self.environment
-        agent.phase = phase
-        if self._response is None:
-            self._response = environment.reset(self.spec.seed)
-            agent.reset(self._response)
+        level, environment = self.level, self.environment
+        level.phase = phase
+        if not self._started:
+            level.reset(self.spec.seed)
+            self._started = True
         before = environment.total_steps
+        acted = {name: agent.env_steps for name, agent in self.agents.items()}
+        episodes: list[tuple[float, int, float | None]] = []
         while environment.total_steps - before < env_steps:
-            response = environment.step(agent.act().env_action)
-            agent.observe(response)
-        steps, widths = self.outbox.drain()
-        episodes, scalars = self._log.take()
-        sent = zip(self._statistics, self._statistics_sent, strict=True)
-        statistics = [s.since(before) for s, before in sent]
-        self._statistics_sent = [s.state_dict() for s in self._statistics]
+            response = level.step()
+            if response.done.any():
+                episodes += finished_episodes(response)
+        agents = {}
+        for name, agent in self.agents.items():
+            steps, widths = self.outboxes[name].drain()
+            logged, scalars = self._logs[name].take()
+            sent = zip(self._statistics[name], self._statistics_sent[name], strict=True)
+            agents[name] = AgentSteps(
+                steps=steps,
+                widths=widths,
+                env_steps=agent.env_steps - acted[name],
+                episodes=logged,
+                scalars=scalars,
+                statistics=[s.since(old) for s, old in sent],
+            )
+            self._statistics_sent[name] = [s.state_dict() for s in self._statistics[name]]
         return Block(
             rank=self.rank,
             version=self.version,
             phase=phase,
-            steps=steps,
-            widths=widths,
+            agents=agents,
             env_steps=environment.total_steps - before,
             episodes=episodes,
-            scalars=scalars,
-            statistics=statistics,
             seconds=time.perf_counter() - started,
         )
 
@@ -269,22 +320,20 @@ class RolloutWorker:
         given; else the one it has)."""
         if snapshot is not None:
             self.set_policy(snapshot)
-        agent, environment = self.agent, self.environment
-        agent.phase = RunPhase.EVALUATE
-        response = environment.reset(None if self._response is not None else self.spec.seed)
-        self._response = response
-        agent.reset(response)
+        level, environment = self.level, self.environment
+        level.phase = RunPhase.EVALUATE
+        level.reset(None if self._started else self.spec.seed)
+        self._started = True
         episodes = EvaluationEpisodes(budget, environment.num_envs)
         by_episodes = isinstance(budget, EnvironmentEpisodes)
         before = environment.total_steps
         while by_episodes or environment.total_steps - before < budget.num_steps:
-            response = environment.step(agent.act().env_action)
-            agent.observe(response)
-            if episodes.record(response):
+            if episodes.record(level.step()):
                 break
-        self._log.take()
+        for log in self._logs.values():
+            log.take()
         # The training clock of the snapshot is filled in by the learner.
         return EvaluationResult(0, episodes.rewards, episodes.lengths, episodes.successes)
 
     def close(self) -> None:
-        self.environment.close()
+        self.level.close()

@@ -81,13 +81,13 @@ def test_an_acting_only_agent_acts_like_the_learning_agent_of_its_seed(name: str
 @pytest.mark.parametrize("name", ["CartPole_DQN", "CartPole_ClippedPPO", "Pendulum_SAC"])
 def test_a_rollout_worker_builds_the_acting_side_alone(name: str) -> None:
     graph = load_preset(name).graph_manager
-    worker = RolloutWorker(WorkerSpec(graph.agent_params, graph.env_params, seed=1, rank=1))
+    worker = RolloutWorker(WorkerSpec(graph.acting_graph(), seed=1, rank=1))
     try:
         agent = worker.agent
         assert agent.learner is None and isinstance(agent.memory, Outbox)
         assert all(net.optimizer is None for net in agent.networks.values())
         block = worker.collect(32, RunPhase.TRAIN)
-        assert block.env_steps >= 32 and len(block.widths) > 0
+        assert block.env_steps >= 32 and len(block.agents[agent.name].widths) > 0
     finally:
         worker.close()
 

@@ -61,7 +61,7 @@ def test_off_policy_workers_fill_the_learners_replay(tmp_path: Path) -> None:
     graph = _graph("CartPole_DQN", tmp_path, block_steps=50)
     try:
         graph.heatup(EnvironmentSteps(400))
-        agent = graph.agent
+        agent = graph.agents["agent"]
         assert len(agent.memory) == graph.collected_steps == graph.env_steps >= 400
         assert agent.training_steps == 0
         heatup = graph.collected_steps
@@ -105,7 +105,7 @@ def test_heatup_blocks_are_long_and_share_the_budget_evenly(tmp_path: Path) -> N
 def test_on_policy_workers_collect_one_block_each_per_update(tmp_path: Path) -> None:
     graph = _graph("CartPole_ClippedPPO", tmp_path, num_envs=2)
     try:
-        agent = graph.agent
+        agent = graph.agents["agent"]
         block = agent.rollout.length * 2
         graph.train_and_act(EnvironmentSteps(3 * 2 * block))
         assert graph.collected_steps == 3 * 2 * block
@@ -121,8 +121,8 @@ def test_on_policy_runs_repeat_with_the_same_seed(tmp_path: Path) -> None:
     for run in range(2):
         graph = _graph("CartPole_ClippedPPO", tmp_path / str(run), seed=3)
         try:
-            graph.train_and_act(EnvironmentSteps(2 * 2 * graph.agent.rollout.length))
-            networks = graph.agent.networks.values()
+            graph.train_and_act(EnvironmentSteps(2 * 2 * graph.agents["agent"].rollout.length))
+            networks = graph.agents["agent"].networks.values()
             weights.append([p.clone() for n in networks for p in n.online.parameters()])
         finally:
             graph.close()
@@ -137,7 +137,7 @@ def test_recurrent_workers_carry_their_own_hidden_states_to_the_learner(
         pytest.importorskip("ray")
     graph = _graph("CartPoleNoVel_RecurrentPPO", tmp_path, num_envs=2, backend=backend)
     try:
-        agent = graph.agent
+        agent = graph.agents["agent"]
         learner = agent.learner
         learn, replayed = learner.learn_block, []
 
@@ -172,7 +172,7 @@ def test_recurrent_q_workers_fill_the_sequence_replay_with_their_own_states(
     graph = _graph("CartPoleNoVel_R2D2", tmp_path, num_envs=2)
     try:
         graph.heatup(EnvironmentSteps(800))  # the workers act with the learner's weights
-        memory, net = graph.agent.memory, graph.agent.networks["main"]
+        memory, net = graph.agents["agent"].memory, graph.agents["agent"].networks["main"]
         assert set(memory.windows) == {1, 2} and memory.size > 8
         columns = memory.columns
         states = columns[("state", "observation")][: memory.size]
@@ -203,7 +203,7 @@ def test_recurrent_q_workers_fill_the_sequence_replay_with_their_own_states(
         graph.train_and_act(EnvironmentSteps(600))
         graph.evaluate(EnvironmentEpisodes(2))
         graph.train_and_act(EnvironmentSteps(600))
-        assert graph.agent.training_steps > 0 and set(memory.windows) == {1, 2}
+        assert graph.agents["agent"].training_steps > 0 and set(memory.windows) == {1, 2}
     finally:
         graph.close()
 
@@ -221,7 +221,9 @@ def test_a_killed_worker_is_restarted_and_the_run_completes(backend: str, tmp_pa
         after = graph.worker_pids()
         assert after[1] != before[1] and after[2] == before[2]
         assert graph.pool is not None and graph.pool.restarts == 1
-        assert graph.env_steps >= 1200 and len(graph.agent.memory) == graph.collected_steps
+        assert (
+            graph.env_steps >= 1200 and len(graph.agents["agent"].memory) == graph.collected_steps
+        )
     finally:
         graph.close()
     log = (tmp_path / "log.txt").read_text()
@@ -294,7 +296,7 @@ def test_hindsight_replay_takes_whole_episodes_from_each_worker(tmp_path: Path) 
     graph = _graph("BitFlip_DQN_HER", tmp_path, block_steps=7)  # blocks end mid-episode
     try:
         graph.heatup(EnvironmentSteps(300))
-        memory = graph.agent.memory
+        memory = graph.agents["agent"].memory
         k = memory.k
         rows = memory.get(np.arange(len(memory)))
         # Every stored episode is one worker's, its steps in order: each state is the
@@ -327,7 +329,7 @@ def test_workers_are_seeded_apart(tmp_path: Path) -> None:
         copies = [s + i for s in (0, *seeds.values(), restart) for i in range(2)]
         assert len(set(copies)) == len(copies)
         graph.heatup(EnvironmentSteps(40))
-        first = np.unique(graph.agent.memory.states["observation"][:40], axis=0)
+        first = np.unique(graph.agents["agent"].memory.states["observation"][:40], axis=0)
         assert len(first) == 40  # no two workers' copies repeat each other
     finally:
         graph.close()
@@ -343,12 +345,14 @@ def test_workers_and_learner_keep_the_normalization_statistics_in_step(tmp_path:
     distributed = DistributedGraphManager(graph, DistributedParameters(num_workers=2))
     distributed.create_graph(RunContext(seed=0, experiment_dir=tmp_path, quiet=True))
     try:
-        distributed.train_and_act(EnvironmentSteps(3 * 2 * 2 * distributed.agent.rollout.length))
-        (stats,) = distributed.agent.input_filter.running_statistics()
+        distributed.train_and_act(
+            EnvironmentSteps(3 * 2 * 2 * distributed.agents["agent"].rollout.length)
+        )
+        (stats,) = distributed.agents["agent"].input_filter.running_statistics()
         # Every observation a worker's filter took in went into the learner's statistics:
         # the next observation of each step.
         assert stats.count == distributed.collected_steps
-        stored = distributed.agent.rollout.columns["states"]["observation"]
+        stored = distributed.agents["agent"].rollout.columns["states"]["observation"]
         assert np.all(np.abs(stored) <= 5.0) and abs(float(stored.mean())) < 1.0
         distributed.evaluate(EnvironmentEpisodes(2))  # the learner acts on what it learned
         assert stats.count == distributed.collected_steps  # evaluation learns nothing

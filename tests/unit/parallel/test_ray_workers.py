@@ -91,8 +91,8 @@ def test_ray_workers_run_like_local_ones_on_loopback_and_leave_nothing(tmp_path:
         others = _descendants(os.getpid())  # the local backend's fork server, and the like
         graph = _graph("CartPole_ClippedPPO", tmp_path / backend, backend)
         try:
-            graph.train_and_act(EnvironmentSteps(2 * 2 * 2 * graph.agent.rollout.length))
-            networks = graph.agent.networks.values()
+            graph.train_and_act(EnvironmentSteps(2 * 2 * 2 * graph.agents["agent"].rollout.length))
+            networks = graph.agents["agent"].networks.values()
             weights[backend] = [p.clone() for n in networks for p in n.online.parameters()]
             if backend == "ray":
                 assert ray.is_initialized()

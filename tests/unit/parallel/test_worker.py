@@ -14,7 +14,6 @@ from coach.core.run_phase import RunPhase
 from coach.core.step_units import EnvironmentEpisodes
 from coach.core.types import Transition
 from coach.errors import CoachError
-from coach.parallel.exchange import policy_state
 from coach.parallel.worker import Outbox, PolicySnapshot, RolloutWorker, WorkerSpec, unpack
 from coach.presets import load_preset
 
@@ -23,14 +22,14 @@ def _worker(preset: str, seed: int = 1, num_envs: int | None = None) -> RolloutW
     graph = load_preset(preset).graph_manager
     if num_envs is not None:
         graph.env_params.num_envs = num_envs
-    return RolloutWorker(WorkerSpec(graph.agent_params, graph.env_params, seed=seed, rank=1))
+    return RolloutWorker(WorkerSpec(graph.acting_graph(), seed=seed, rank=1))
 
 
 def test_a_block_holds_every_stored_step_and_the_finished_episodes() -> None:
     worker = _worker("CartPole_DQN")
     block = worker.collect(300, RunPhase.HEATUP)
     assert block.rank == 1 and block.phase is RunPhase.HEATUP and block.env_steps == 300
-    calls = unpack(block.steps, block.widths)
+    calls = unpack(*_steps(block))
     assert len(calls) == 300 and all(len(c.reward) == 1 for c in calls)
     # Consecutive steps chain: each state is the previous next state, unless an episode ended.
     for before, after in itertools.pairwise(calls):
@@ -41,16 +40,16 @@ def test_a_block_holds_every_stored_step_and_the_finished_episodes() -> None:
     ends = sum(bool(c.terminated[0] or c.truncated[0]) for c in calls)
     assert len(block.episodes) == ends > 0
     assert sum(length for _, length, _ in block.episodes) <= 300
-    assert len(worker.outbox) == 0  # drained into the block
+    assert len(worker.outboxes["agent"]) == 0  # drained into the block
     worker.close()
 
 
 def test_on_policy_blocks_carry_the_rollout_columns_of_every_copy() -> None:
     worker = _worker("CartPole_ClippedPPO", num_envs=3)
     heatup = worker.collect(30, RunPhase.HEATUP)
-    assert heatup.widths == []  # on-policy agents keep nothing from random steps
+    assert heatup.agents["agent"].widths == []  # on-policy agents keep nothing from random steps
     block = worker.collect(3 * 16, RunPhase.TRAIN)
-    calls = unpack(block.steps, block.widths)
+    calls = unpack(*_steps(block))
     assert [len(c.reward) for c in calls] == [3] * 16
     assert set(calls[0].extras) == {"value", "log_prob"}
     worker.close()
@@ -101,7 +100,7 @@ def test_a_snapshot_makes_the_worker_act_like_the_learner() -> None:
                 parameter.add_(0.5)
     learner.agent.exploration.steps = 12_345
     before = worker.agent.networks["main"].online(worker.agent.policy.tensors(state))["q"]
-    worker.collect(10, RunPhase.TRAIN, PolicySnapshot(3, policy_state(learner.agent)))
+    worker.collect(10, RunPhase.TRAIN, PolicySnapshot(3, learner.level.policy_state()))
     assert worker.version == 3 and worker.agent.exploration.steps >= 12_345
     mine = worker.agent.networks["main"].online(worker.agent.policy.tensors(state))["q"]
     theirs = learner.agent.networks["main"].online(learner.agent.policy.tensors(state))["q"]
@@ -125,17 +124,19 @@ def test_different_seeds_give_different_episodes() -> None:
 
 
 def _steps(block):  # type: ignore[no-untyped-def]
-    return block.steps, block.widths
+    """The steps and widths of a block of a one-agent level (its agent is named "agent")."""
+    return block.agents["agent"].steps, block.agents["agent"].widths
 
 
 def test_the_evaluation_worker_runs_whole_greedy_episodes() -> None:
     worker = _worker("CartPole_DQN", num_envs=2)
     learner = _worker("CartPole_DQN", seed=0)
-    result = worker.evaluate(EnvironmentEpisodes(5), PolicySnapshot(0, policy_state(learner.agent)))
+    snapshot = PolicySnapshot(0, learner.level.policy_state())
+    result = worker.evaluate(EnvironmentEpisodes(5), snapshot)
     assert len(result.rewards) == len(result.lengths) == 5
     assert all(
         reward == length for reward, length in zip(result.rewards, result.lengths, strict=False)
     )
-    assert len(worker.outbox) == 0  # nothing stored while evaluating
+    assert len(worker.outboxes["agent"]) == 0  # nothing stored while evaluating
     worker.close()
     learner.close()
