@@ -3,8 +3,9 @@ either seat at random every game, against opponents drawn from a pool of its own
 (one every 5,000 of its moves, the five newest kept). Illegal moves are masked out of its
 choices, its random exploration and its targets (the observation's ``action_mask``).
 
-Evaluations play a uniformly random (legal) opponent; their success rate is the win rate,
-and ``best.pt`` is the evaluation with the best one. The golden tests then play ``best.pt``
+Evaluations play 500 games against a uniformly random (legal) opponent; their success rate
+is the win rate, and ``best.pt`` the evaluation that loses fewest and then wins most (the
+later one of equals). The golden tests then play ``best.pt``
 200 games as either player against a random player (it must win at least 85% and lose at
 most 2%) and against a minimax player (it must lose at most 10%)."""
 
@@ -52,7 +53,7 @@ graph_manager = MultiAgentGraphManager(
         heatup_steps=EnvironmentSteps(5_000),
         improve_steps=EnvironmentSteps(BUDGET),
         steps_between_evaluation_periods=EnvironmentSteps(20_000),
-        evaluation_steps=EnvironmentEpisodes(200),
+        evaluation_steps=EnvironmentEpisodes(500),
     ),
     self_play=SelfPlayParameters(
         learner="player", snapshot_every=EnvironmentSteps(5_000), pool_size=5

@@ -186,14 +186,21 @@ def check_recording(name: str, distributed: bool) -> None:
     check_new_dataset(name)
 
 
-def record_run(graph: Any, name: str, command: str, evaluating: bool) -> EpisodeRecorder:
+def record_run(graph: Any, name: str, command: str, evaluating: bool) -> Any:
     """Record the episodes of a run's environment (``--record-dataset``) as dataset
     ``name``: training's (heatup and training), or with ``evaluating`` the evaluation's.
-    ``command`` is what made them, kept in the dataset's description."""
+    ``command`` is what made them, kept in the dataset's description. A multi-agent level's
+    are recorded per agent id (`coach.batch.multi_agent_recording`)."""
+    phases = [RunPhase.EVALUATE] if evaluating else [RunPhase.HEATUP, RunPhase.TRAIN]
+    from coach.multi_agent.level import MultiAgentLevelManager
+
+    if isinstance(graph.levels[0], MultiAgentLevelManager):
+        from coach.batch.multi_agent_recording import MultiAgentRecorder
+
+        return MultiAgentRecorder(graph.levels[0], phases, (name, command))
     if not isinstance(graph.environment, GymEnvironment):
         raise CoachError(
             f"--record-dataset records a gymnasium environment stepped in this process "
             f"(vectorization 'sync'), not a {type(graph.environment).__name__}"
         )
-    phases = [RunPhase.EVALUATE] if evaluating else [RunPhase.HEATUP, RunPhase.TRAIN]
     return EpisodeRecorder(graph.levels[0], graph.environment, phases, (name, command))

@@ -294,23 +294,25 @@ class GraphManager(ABC):
         return result
 
     def evaluation_period(self, steps: StepUnit) -> None:
-        """The periodic evaluation of `improve` (a distributed run may run it aside). The
-        run after its best evaluation so far (the highest mean reward) is kept as
-        ``checkpoints/best.pt``, without the memories: ``-crd .../best.pt`` acts with it."""
+        """The periodic evaluation of `improve` (a distributed run may run it aside). The run
+        after its best evaluation so far (`score`) is kept as ``checkpoints/best.pt``,
+        without the memories: ``-crd .../best.pt`` acts with it."""
         result = self.evaluate(steps)
-        earlier = [self.score(e) for e in self.evaluations[:-1] if e.rewards]
         directory = self.context.experiment_dir
         if directory is None or not result.rewards:
             return
-        if earlier and self.score(result) <= max(earlier):
+        earlier = (self.score(e) for e in self.evaluations[:-1] if e.rewards)
+        score, best = self.score(result), max(earlier, default=-np.inf)
+        if score < best or (score == best and not self.later_on_ties):
             return
         path = save_best(directory / "checkpoints", self.state_dict())
         if self.logger is not None:
-            self.logger.info(f"best evaluation so far ({self.score(result):.2f}): {path}")
+            self.logger.info(f"best evaluation so far ({score:.2f}): {path}")
+
+    later_on_ties = False  # whether a later evaluation as good as the best replaces it
 
     def score(self, result: EvaluationResult) -> float:
-        """What makes an evaluation the best so far: its mean reward (a game's graph may
-        prefer its win rate)."""
+        """What makes an evaluation the best so far: its mean reward (a game's: its wins)."""
         return result.mean_reward
 
     def record_evaluation(self, result: EvaluationResult) -> None:

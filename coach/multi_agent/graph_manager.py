@@ -103,11 +103,20 @@ class MultiAgentGraphManager(GraphManager):
                 raise error.under(f"agents.{name}") from None
 
     def score(self, result: EvaluationResult) -> float:
-        """The win rate in self-play (the learner's evaluation returns sum to a draw's zero
-        as easily by trading wins for losses); the team's mean reward otherwise."""
+        """In self-play, the win rate with each loss weighing a hundred wins: against the
+        evaluation's opponent the learner should never lose, and then win most (an agent
+        that loses a game to a random player has a hole in its play that a stronger one
+        finds); the team's mean reward otherwise."""
         if self.self_play is not None and result.successes:
-            return result.success_rate
+            losses = float(np.mean(np.asarray(result.rewards) < 0))
+            return result.success_rate - 100.0 * losses
         return result.mean_reward
+
+    @property
+    def later_on_ties(self) -> bool:  # type: ignore[override]
+        """In self-play a later agent as good as the best so far replaces it: it has met
+        stronger snapshots of itself."""
+        return self.self_play is not None
 
     def _build(self, context: RunContext) -> tuple[Any, Sequence[Level]]:
         environment = self.env_params.build()

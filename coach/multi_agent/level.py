@@ -20,7 +20,7 @@ an environment copy's episode.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import Any, Protocol
+from typing import Any
 
 import numpy as np
 from gymnasium import spaces
@@ -35,30 +35,7 @@ from coach.level_manager import Level
 from coach.logging.experiment_logger import ExperimentLogger
 from coach.multi_agent.seats import Seats
 from coach.multi_agent.stacked import StackedResponse
-
-
-class SlotActor(Protocol):
-    """What a multi-agent level drives: an `Agent`, or the frozen opponents of self-play."""
-
-    name: str
-    num_envs: int
-    phase: RunPhase
-
-    def reset(self, response: EnvResponse) -> None: ...
-
-    def act(self, rows: np.ndarray | None = None) -> ActionInfo: ...
-
-    def observe(
-        self, response: EnvResponse, rows: np.ndarray | None = None, info: ActionInfo | None = None
-    ) -> None: ...
-
-    def begin(self, observation: Observation, rows: np.ndarray) -> None: ...
-
-    def train(self) -> int: ...
-
-    def state_dict(self, include_memory: bool = False) -> dict[str, Any]: ...
-
-    def load_state_dict(self, state: dict[str, Any], episodes_in_flight: bool = True) -> None: ...
+from coach.multi_agent.watchers import Acted, MultiAgentStepObserver, SlotActor
 
 
 class MultiAgentLevelManager(Level):
@@ -118,6 +95,8 @@ class MultiAgentLevelManager(Level):
             )
             for agent_id in self.agent_ids
         }
+        self.observers: list[MultiAgentStepObserver] = []
+        """Told of every reset and step of the level's environment."""
         self._current: StackedResponse | None = None
         self._phase = RunPhase.HEATUP
         self._score = np.zeros(self.num_envs)
@@ -168,6 +147,8 @@ class MultiAgentLevelManager(Level):
         response = self.environment.reset(seed)
         stacked = StackedResponse(response, self.agent_ids)
         self.on_reset(stacked, np.ones(self.num_envs, dtype=bool))
+        for observer in self.observers:
+            observer.on_reset(stacked, self._phase)
         for name, actor in self.actors.items():
             seats = self.seats[name]
             first = stacked.outcomes(seats, None)
@@ -191,6 +172,7 @@ class MultiAgentLevelManager(Level):
             for agent in self.agents.values():
                 agent.set_goal(action)
         acted_in_all: dict[str, bool] = {}
+        acted: list[Acted] = []
         for name, actor in self.actors.items():
             seats = self.seats[name]
             deciding = current.acting[seats.ids, seats.copies]
@@ -203,8 +185,12 @@ class MultiAgentLevelManager(Level):
             self.records[name].put(slice(None) if rows is None else rows, info)
             self._route_actions(seats, rows, np.asarray(info.env_action))
             acted_in_all[name] = every
+            if self.observers:
+                acted.append(self._acted(name, seats, rows, info))
         response = self.environment.step(self._actions)
         stacked = StackedResponse(response, self.agent_ids)
+        for observer in self.observers:
+            observer.on_step(acted, stacked, self._phase)
         for name, actor in self.actors.items():
             self._observe(name, actor, stacked, acted_in_all[name])
         answer = self._team_response(stacked, response)  # scored by the seats that played
@@ -221,6 +207,17 @@ class MultiAgentLevelManager(Level):
         """New episodes started in ``copies`` (a (B,) mask): a hook for self-play, which
         moves seats between episodes; returns whether any seat moved."""
         return False
+
+    def _acted(self, name: str, seats: Seats, rows: np.ndarray | None, info: ActionInfo) -> Acted:
+        every = slice(None) if rows is None else rows
+        behaviour = {}
+        if "action_probabilities" in info.extras:
+            behaviour["action_probabilities"] = info.extras["action_probabilities"]
+        elif info.log_prob is not None:
+            behaviour["action_log_prob"] = np.asarray(info.log_prob)
+        return Acted(
+            name, seats.ids[every], seats.copies[every], np.asarray(info.env_action), behaviour
+        )
 
     def _route_actions(self, seats: Seats, rows: np.ndarray | None, env_action: np.ndarray) -> None:
         ids, copies = (

@@ -8,6 +8,7 @@ import os
 import subprocess
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from coach.batch.datasets import load_dataset
@@ -64,3 +65,30 @@ def test_record_then_learn_from_the_dataset(
     # Recording goes with this process's environment only.
     workers = _coach(tmp_path, "-p", "CartPole_DQN", "-n", "2", "--record-dataset", "test/w")
     assert workers.returncode == 2 and "does not go with rollout workers" in workers.stderr
+
+
+def test_a_multi_agent_run_records_a_dataset_per_agent_id(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("MINARI_DATASETS_PATH", str(tmp_path / "minari"))
+    short = [
+        "-cp", "schedule.heatup_steps=EnvironmentSteps(300)",
+        "-cp", "schedule.improve_steps=EnvironmentSteps(600)",
+        "-cp", "schedule.steps_between_evaluation_periods=EnvironmentSteps(600)",
+        "-cp", "schedule.evaluation_steps=EnvironmentEpisodes(4)",
+    ]  # fmt: skip
+    run = _coach(
+        tmp_path, "-p", "TicTacToe_SelfPlay_DQN", *short, "--record-dataset", "games/selfplay"
+    )
+    assert run.returncode == 0, run.stderr
+    for player in ("player_1", "player_2"):
+        assert f"dataset games/selfplay_{player}: " in run.stdout
+        dataset = load_dataset(f"games/selfplay_{player}")
+        assert dataset.num_episodes > 5
+        for episode in dataset.episodes:
+            masks = episode.observations["action_mask"][:-1]  # before each of its moves
+            assert masks[np.arange(len(episode.actions)), episode.actions].all()  # legal
+            assert episode.terminations[-1] and episode.rewards[-1] in (-1.0, 0.0, 1.0)
+            assert (episode.rewards[:-1] == 0).all()
+            probabilities = episode.behaviour["action_probabilities"]
+            assert (probabilities[masks == 0] == 0).all()
