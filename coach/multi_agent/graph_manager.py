@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import fnmatch
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -40,6 +41,9 @@ class MultiAgentGraphManager(GraphManager):
             default the only agent plays every id.
         self_play: Two-player self-play (`SelfPlayParameters`): its learner plays either
             seat against snapshots of itself, and the mapping is not used.
+        scored: Id patterns whose rewards make the level's reward, its evaluations' and
+            best.pt's: every id's (the team's) by default, one side's in a competitive game
+            (in self-play, always the learner's).
         name: The graph's name.
     """
 
@@ -50,9 +54,11 @@ class MultiAgentGraphManager(GraphManager):
         schedule_params: ScheduleParameters,
         mapping: dict[str, str] | None = None,
         self_play: SelfPlayParameters | None = None,
+        scored: tuple[str, ...] = ("*",),
         name: str = "multi_agent_graph",
     ) -> None:
         super().__init__(name, schedule_params)
+        self.scored = scored
         if not agents:
             raise CoachError("a multi-agent graph needs at least one agent")
         if mapping is None:
@@ -144,7 +150,9 @@ class MultiAgentGraphManager(GraphManager):
         return environment, [level]
 
     def acting_graph(self) -> MultiAgentActing:
-        return MultiAgentActing(self.agent_params, self.env_params, self.mapping, self.self_play)
+        return MultiAgentActing(
+            self.agent_params, self.env_params, self.mapping, self.self_play, self.scored
+        )
 
 
 @dataclass(slots=True)
@@ -169,6 +177,7 @@ class MultiAgentActing:
     env_params: Any
     mapping: dict[str, str]
     self_play: SelfPlayParameters | None = None
+    scored: tuple[str, ...] = ("*",)
 
     def build(self, seed: int, logs: Callable[[str], AgentLog]) -> Level:
         """A rollout worker's level: its agents act only, each logs to ``logs(name)``."""
@@ -230,7 +239,12 @@ class MultiAgentActing:
             action_space = environment.action_spaces[first]
             spec = AgentSpec(params, observation_space, action_space, len(seats[name]), k, True)
             agents[name] = make(spec)
-        return MultiAgentLevelManager("main_level", agents, seats, environment, logger)
+        level = MultiAgentLevelManager("main_level", agents, seats, environment, logger)
+        scored = [any(fnmatch.fnmatchcase(i, p) for p in self.scored) for i in level.agent_ids]
+        if not any(scored):
+            raise CoachError(f"scored={self.scored} matches none of the ids {level.agent_ids}")
+        level.scored[:] = np.asarray(scored)[:, None]
+        return level
 
     def _self_play_level(
         self,

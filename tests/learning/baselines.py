@@ -4,6 +4,8 @@
 - ``simple_spread``: a uniformly random policy, and a greedy-assignment one (each agent, in
   id order, heads for the nearest landmark no earlier agent has claimed), on MPE's
   simple_spread; their mean per-agent returns set the promise's floor.
+- ``simple_tag``: uniformly random predators and scripted chasers (each runs straight at
+  the prey), both against a uniformly random prey: the predators' mean per-agent returns.
 - ``tictactoe``: a uniformly random legal player and a minimax player (perfect play); the
   trained ``best.pt`` plays each 200 games, half as either seat.
 """
@@ -76,6 +78,49 @@ def simple_spread(
                 observations, rewards, _, _, _ = env.step(actions)
                 total += sum(rewards.values())
             returns.append(total / len(env.possible_agents))
+        env.close()
+        results.append(float(np.mean(returns)))
+    return results[0], results[1]
+
+
+# -- simple_tag -----------------------------------------------------------------------------
+
+
+def chase(observation: np.ndarray) -> int:
+    """A predator's move straight at the prey: simple_tag's predator observes its velocity,
+    position, the landmarks', the other agents' positions (the prey's last), then the
+    prey's velocity."""
+    relative = observation[-4:-2]
+    axis = int(np.argmax(np.abs(relative)))
+    direction = [0, 0]
+    direction[axis] = 1 if relative[axis] > 0 else -1
+    return MOVES[(direction[0], direction[1])]
+
+
+def simple_tag(seed: int, kwargs: dict[str, Any], episodes: int = EPISODES) -> tuple[float, float]:
+    """Uniformly random predators' and scripted chasers' mean per-predator returns, both
+    against a uniformly random prey, on episodes seeded from ``seed``."""
+    from mpe2 import simple_tag_v3
+
+    results = []
+    for chasing in (False, True):
+        env = simple_tag_v3.parallel_env(**kwargs)
+        rng = np.random.default_rng(seed)
+        returns = []
+        for episode in range(episodes):
+            observations, _ = env.reset(seed=seed * 100_000 + episode)
+            predators = [a for a in env.possible_agents if a.startswith("adversary")]
+            total = 0.0
+            while env.agents:
+                actions = {
+                    a: chase(observations[a])
+                    if chasing and a in predators
+                    else int(rng.integers(5))
+                    for a in env.agents
+                }
+                observations, rewards, _, _, _ = env.step(actions)
+                total += sum(rewards[a] for a in predators if a in rewards)
+            returns.append(total / len(predators))
         env.close()
         results.append(float(np.mean(returns)))
     return results[0], results[1]
@@ -217,13 +262,15 @@ def tictactoe_verdict(name: str, state: dict[str, Any], seed: int) -> tuple[str,
 def resolve(name: str, validation: PresetValidation, seed: int) -> tuple[PresetValidation, str]:
     """``validation`` with its floor set from its baselines on ``seed``, and the baselines'
     figures for the table."""
-    if validation.baselines == "simple_spread" and validation.gap_closed is not None:
+    scripted = {"simple_spread": (simple_spread, "greedy"), "simple_tag": (simple_tag, "chasers")}
+    if validation.baselines in scripted and validation.gap_closed is not None:
         environment = load_preset(name).graph_manager.parameters()["environment"]
-        low, high = simple_spread(seed, dict(environment.kwargs))
+        baseline, strong = scripted[validation.baselines]
+        low, high = baseline(seed, dict(environment.kwargs))
         resolved = validation.resolved(low, high)
         assert resolved.min_reward is not None
         figures = (
-            f"random {low:.2f}, greedy {high:.2f}, floor "
+            f"random {low:.2f}, {strong} {high:.2f}, floor "
             f"{resolved.min_reward / validation.per_agent:.2f} per agent"
         )
         return resolved, figures

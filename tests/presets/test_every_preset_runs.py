@@ -63,6 +63,11 @@ TRAINING: dict[str, dict[str, str]] = {
         "agents.spread.memory.rollout_length": "8",
         "agents.spread.algorithm.batch_size": "64",
     },
+    "SimpleTag_DQN_vs_ClippedPPO": {
+        "agents.prey.memory.rollout_length": "8",
+        "agents.prey.algorithm.batch_size": "32",
+        "agents.predators.algorithm.num_consecutive_playing_steps": "EnvironmentSteps(48)",
+    },
     "SimpleSpread_IndependentPPO": {
         key: value
         for k in range(3)
