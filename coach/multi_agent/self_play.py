@@ -212,6 +212,14 @@ class OpponentPool:
             "drawn": self.drawn.copy(),
             "rng": self.rng.bit_generator.state,
             "current_state": self.state,
+            "players": [
+                {
+                    "rng": player.rng.bit_generator.state,
+                    "torch_rng": player.torch_generator.get_state(),
+                    "policy": player.policy.state_dict(),
+                }
+                for player in self.players[: len(self.snapshots)]
+            ],
         }
 
     def load_state_dict(self, state: dict[str, Any], episodes_in_flight: bool = True) -> None:
@@ -223,6 +231,11 @@ class OpponentPool:
             self.snapshot_steps.append(int(steps))
         self.drawn = np.asarray(state["drawn"], dtype=np.int64)
         self.rng.bit_generator.state = state["rng"]
+        for player, acting in zip(self.players, state["players"], strict=True):
+            # Opponents explore as they act: their draws go on from where they were.
+            player.rng.bit_generator.state = acting["rng"]
+            player.torch_generator.set_state(acting["torch_rng"])
+            player.policy.load_state_dict(acting["policy"])
         if episodes_in_flight:
             self.state = state["current_state"]
 
