@@ -243,23 +243,7 @@ class Agent:
         if learning:
             info = self.last_info
             assert info is not None, "observe follows act"
-            reward = self.input_filter.filter_reward(response.reward, update=True)
-            # The fields in their order (keywords cost a microsecond more a step); the extras
-            # are a fresh record per action: no copy needed.
-            step = Transition(
-                self.state,
-                info.action,
-                reward,
-                next_state,
-                response.terminated,
-                response.truncated,
-                info.memory_extras,
-            )
-            self.store(step, info)
-            count = len(reward)
-            self.env_steps += count
-            if phase is TRAIN:
-                self.training_env_steps += count
+            self.keep_step(self.state, info, next_state, response)
         if any_set(response.terminated) or any_set(response.truncated):
             done = response.done
             self.input_filter.end_episodes(done)
@@ -267,6 +251,33 @@ class Agent:
         if self.policy.hidden and any_set(response.episode_started):
             self.policy.episodes_started(response.episode_started)
         self.state = self.input_filter.state_after(response, next_state, self.fresh_observations)
+
+    def keep_step(
+        self,
+        state: Observation,
+        info: ActionInfo,
+        next_state: Observation,
+        response: EnvResponse,
+        rows: np.ndarray | None = None,
+    ) -> None:
+        """Store the step from ``state`` (filtered) taken with ``info`` (the copies ``rows``,
+        or every copy), its reward filtered, and count it on the agent's clocks."""
+        reward = self.input_filter.filter_reward(response.reward, update=True)
+        # The fields in their order (keywords cost a microsecond more a step); the extras
+        # are a fresh record per action: no copy needed.
+        step = Transition(
+            state,
+            info.action,
+            reward,
+            next_state,
+            response.terminated,
+            response.truncated,
+            info.memory_extras,
+        )
+        self.store(step, info, rows)
+        self.env_steps += len(reward)
+        if self.phase is TRAIN:
+            self.training_env_steps += len(reward)
 
     def begin(self, observation: Observation, rows: np.ndarray) -> None:
         """Episodes start in the copies ``rows`` at ``observation`` (row for row) without an

@@ -18,8 +18,8 @@ from typing import Any, Protocol
 import numpy as np
 
 from coach.agents.acting import Policy
-from coach.core.run_phase import EVALUATE, TRAIN, RunPhase
-from coach.core.types import ActionInfo, EnvResponse, Observation, Transition
+from coach.core.run_phase import EVALUATE, RunPhase
+from coach.core.types import ActionInfo, EnvResponse, Observation
 from coach.exploration.exploration_policy import ExplorationPolicy
 from coach.filters.pipeline import InputFilter
 from coach.memories.memory import Memory
@@ -38,8 +38,15 @@ class SlotAgent(Protocol):
     memory: Memory | None
     policy: Policy
 
-    def store(self, step: Transition, info: ActionInfo, rows: np.ndarray | None = None) -> None:
-        """Keep a step for learning."""
+    def keep_step(
+        self,
+        state: Observation,
+        info: ActionInfo,
+        next_state: Observation,
+        response: EnvResponse,
+        rows: np.ndarray | None = None,
+    ) -> None:
+        """Store a step and count it on the agent's clocks."""
 
     def handle_episode_ended(
         self, done: np.ndarray, response: EnvResponse, copies: np.ndarray | None = None
@@ -118,21 +125,8 @@ def observe_rows(
     learning = phase is not EVALUATE
     next_state = agent.input_filter.filter_observation(response.next_observation, learning)
     if learning:
-        reward = agent.input_filter.filter_reward(response.reward, update=True)
         state = {key: value[rows] for key, value in agent.state.items()}
-        step = Transition(
-            state,
-            info.action,
-            reward,
-            next_state,
-            response.terminated,
-            response.truncated,
-            info.memory_extras,
-        )
-        agent.store(step, info, rows)
-        agent.env_steps += len(rows)
-        if phase is TRAIN:
-            agent.training_env_steps += len(rows)
+        agent.keep_step(state, info, next_state, response, rows)
     done = response.done
     if done.any():
         copies = np.zeros(agent.num_envs, dtype=bool)
