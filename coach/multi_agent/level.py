@@ -156,7 +156,8 @@ class MultiAgentLevelManager(Level):
             self.records[name] = ActionRecords(actor.num_envs)
         self._current = stacked
         self._score = np.zeros(self.num_envs)
-        return EnvResponse.first(self._team_observation(stacked), self.num_envs, response.infos)
+        observation = self._team_observation(stacked.observation)
+        return EnvResponse.first(observation, self.num_envs, response.infos)
 
     def step(self, action: Any = None) -> EnvResponse:
         """Every agent acts in its slots that decide, the environment steps, every agent
@@ -293,11 +294,12 @@ class MultiAgentLevelManager(Level):
             for reward, length, success in episodes:
                 self.logger.episode(self.name, phase, reward, length, success)
 
-    def _team_observation(self, stacked: StackedResponse) -> Observation:
+    def _team_observation(self, per_id: list[Observation]) -> Observation:
+        """Every id's observation, keyed ``<id>.<key>``: what a level above would see."""
         return {
             f"{agent_id}.{key}": value
-            for i, agent_id in enumerate(self.agent_ids)
-            for key, value in stacked.observation[i].items()
+            for agent_id, observation in zip(self.agent_ids, per_id, strict=True)
+            for key, value in observation.items()
         }
 
     def _team_response(self, stacked: StackedResponse, response: MultiAgentResponse) -> EnvResponse:
@@ -319,11 +321,12 @@ class MultiAgentLevelManager(Level):
                 ],
             )
         return EnvResponse(
-            observation=self._team_observation(stacked),
+            observation=self._team_observation(stacked.observation),
             reward=reward.astype(np.float32),
             terminated=done & ~truncated,
             truncated=truncated,
-            next_observation=self._team_observation(stacked),
+            # Each id's successor where its step closed (the final one where it ended).
+            next_observation=self._team_observation(stacked.next_observation),
             episode_return=episode_return,
             episode_length=response.copy_length,
             infos=self.team_infos(stacked, response),
