@@ -258,3 +258,37 @@ def test_mapping_patterns_assign_every_id_once() -> None:
         assign_ids(ids, ["ppo"], {"agent_*": "ppo"})
     with pytest.raises(CoachError, match="play no id"):
         assign_ids(ids, ["dqn", "ppo"], {"*": "ppo"})
+
+
+def test_the_level_is_an_environment_to_a_level_above() -> None:
+    from coach.level_manager import LevelManager
+    from tests.toys import scripted
+
+    environment = PettingZooEnvironmentParameters(
+        env=LEAVING, num_envs=2, kwargs={"leave_at": 99}
+    ).build()
+    spaces = environment.observation_spaces["agent_0"], environment.action_spaces["agent_0"]
+    agent = DQNAgent(dqn(), *spaces, num_envs=6, seed=0)
+    below = MultiAgentLevelManager(
+        "below", {"agent": agent}, {"agent": Seats.stacked([0, 1, 2], 2)}, environment
+    )
+    answers: list[EnvResponse] = []
+    step = below.step
+
+    def recording(action: Any = None) -> EnvResponse:
+        answers.append(step(action))
+        return answers[-1]
+
+    below.step = recording  # type: ignore[method-assign]
+    top = LevelManager("top", scripted(1, below, "top"), below, steps_per_action=3)
+    top.phase = RunPhase.HEATUP
+    top.reset(seed=0)
+    assert set(top.observation_space.spaces) == {f"agent_{k}.observation" for k in range(3)} | {
+        f"agent_{k}.action_mask" for k in range(3)
+    }
+    first = top.step()
+    assert len(answers) == 3 and (agent.goal == 1).all()  # the goal reached the agents
+    np.testing.assert_allclose(first.reward, sum(a.reward for a in answers))
+    second = top.step()  # the episode (5 steps) ends after two more: the top sees it
+    assert len(answers) == 5 and second.truncated.all() and second.episode_started.all()
+    assert second.episode_length.tolist() == [5, 5]
