@@ -19,7 +19,6 @@ an environment copy's episode.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
@@ -102,22 +101,25 @@ class MultiAgentLevelManager(Level):
         self._score = np.zeros(self.num_envs)
         self.records = {name: ActionRecords(actor.num_envs) for name, actor in agents.items()}
         """Each slot's last action record, until its outcome comes (`ActionRecords`)."""
-        for agent in self.agents.values():
+        self._agents = {name: a for name, a in agents.items() if isinstance(a, Agent)}
+        self._problems = {name: partial_rows_problem(a) for name, a in self._agents.items()}
+        """Why each agent cannot act in some of its slots at a time (``None``: it can)."""
+        for agent in self._agents.values():
             agent.fresh_observations = True  # the level gathers new arrays for every agent
         if environment.turn_based:
-            for agent_name in self.agents:
+            for agent_name in self._agents:
                 self.check_partial(agent_name, "the environment is turn-based")
 
     @property
     def agents(self) -> dict[str, Agent]:
         """The learning agents of the level, by name (self-play's opponents are not)."""
-        return {name: a for name, a in self.actors.items() if isinstance(a, Agent)}
+        return self._agents
 
     def check_partial(self, name: str, why: str) -> None:
         """Raise a `CoachError` if agent ``name`` cannot act in some of its slots at a time."""
-        agent = self.actors[name]
-        problem = partial_rows_problem(agent) if isinstance(agent, Agent) else None
+        problem = self._problems.get(name)
         if problem is not None:
+            agent = self.actors[name]
             raise CoachError(
                 f"agent {name!r} ({type(agent).__name__}) acts in some of its slots at a time "
                 f"here ({why}), but {problem}"
@@ -390,6 +392,3 @@ class MultiAgentLevelManager(Level):
 
     def close(self) -> None:
         self.environment.close()
-
-    def __iter__(self) -> Iterator[tuple[str, SlotActor]]:
-        return iter(self.actors.items())
