@@ -128,6 +128,8 @@ class Agent:
         """The environment it observes makes new observation arrays for every response
         (`Environment.fresh_observations`): its state keeps them without a copy. Set by
         whoever pairs the agent with an environment (the level manager, a rollout worker)."""
+        self.acts_in_slots = False
+        """Its copies are slots of a multi-agent level: some may step without the others."""
         self.env_steps = 0
         """Env steps acted and stored in heatup and training."""
         self.training_env_steps = 0

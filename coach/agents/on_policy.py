@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -39,7 +39,7 @@ from coach.core.run_phase import RunPhase
 from coach.core.types import ActionInfo, EnvResponse, Observation, Transition
 from coach.errors import CoachError
 from coach.memories.memory import MemoryParameters
-from coach.memories.rollout import Rollout, RolloutParameters
+from coach.memories.rollout import SLOT, Rollout, RolloutParameters
 from coach.networks.distributions import CategoricalDistribution, GaussianDistribution
 from coach.networks.heads import (
     CategoricalPolicyHeadParameters,
@@ -285,14 +285,19 @@ class OnPolicyAgent(Agent):
         if self.phase is not RunPhase.TRAIN:
             return
         assert self.memory is not None  # the rollout, or a rollout worker's outbox
+        if rows is None and self.acts_in_slots and not isinstance(self.memory, Rollout):
+            rows = np.arange(self.num_envs)  # a worker's: the learner's block places them
+        if rows is not None:
+            step = replace(step, extras={**step.extras, SLOT: rows})
+            if isinstance(self.memory, Rollout):
+                self.memory.reserve(self.num_envs)  # a block of all its slots
         self.memory.store(step)
 
     def reset(self, response: EnvResponse) -> None:
         # The episodes in the block stop here: mark the block's last step as truncated, so
         # GAE bootstraps from its successor and does not run on into the new episodes.
-        rollout = self.memory
-        if isinstance(rollout, Rollout) and rollout.steps > 0:
-            rollout.columns["truncated"][rollout.steps - 1] = True
+        if isinstance(self.memory, Rollout) and self.memory.stored:
+            self.memory.cut()
         super().reset(response)
 
     # -- learning ---------------------------------------------------------------------------

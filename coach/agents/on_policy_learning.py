@@ -189,20 +189,21 @@ class OnPolicyLearner(Learner):
     def compute_advantages(self) -> None:
         """GAE over the full block, bootstrapped from the values after its last step and
         after every truncation in it (`Rollout.compute_advantages`)."""
-        algorithm = self.algorithm
-        c = self.rollout.columns
+        algorithm, rollout = self.algorithm, self.rollout
+        c, steps = rollout.columns, rollout.steps
         with torch.no_grad():
-            # The states after the block's last step (where an episode ended there, the
+            # The states after each slot's last step (where an episode ended there, the
             # value is not used): the block's own, wherever it was collected.
-            envs = np.arange(self.rollout.num_envs)
-            last = self.successor_values(np.full_like(envs, self.rollout.length - 1), envs)
-            final = np.zeros_like(c["rewards"], dtype=np.float64)
-            truncated = np.flatnonzero(c["truncated"].reshape(-1))
-            if len(truncated):
-                t, b = np.divmod(truncated, self.rollout.num_envs)
+            last = self.successor_values(*rollout.last_steps())
+            final = np.zeros((steps, rollout.num_envs), dtype=np.float64)
+            truncated = c["truncated"][:steps]
+            if not rollout.aligned:
+                truncated = truncated & rollout.valid()  # not what a cell held before
+            t, b = np.nonzero(truncated)
+            if len(t):
                 final[t, b] = self.successor_values(t, b)
-        self.rollout.compute_advantages(
-            c["extras"]["value"].astype(np.float64), last.astype(np.float64), final,
+        rollout.compute_advantages(
+            c["extras"]["value"][:steps].astype(np.float64), last.astype(np.float64), final,
             algorithm.discount, algorithm.gae_lambda,
         )  # fmt: skip
 

@@ -1,10 +1,18 @@
-"""On-policy rollouts: a T x B block (time x environment copies), and GAE over it.
+"""On-policy rollouts: a T x B block (time x slots), and GAE over it.
 
-An on-policy agent fills the block with ``T`` steps of its ``B`` env copies, then computes
-returns and advantages for the whole block at once and learns from it in minibatches. The
-value a step bootstraps from is V(s_{t+1}) of its true successor: the next row's value while
-the episode goes on, the value of the final observation where the episode was truncated
-(a time limit is not the end of the task), and nothing where it terminated.
+An on-policy agent fills the block with ``T`` steps of each of its ``B`` slots (its env
+copies, or on a multi-agent level the agent ids it plays in each copy), then computes returns
+and advantages for the whole block at once and learns from it in minibatches. The value a
+step bootstraps from is V(s_{t+1}) of its true successor: the slot's next step's value while
+the episode goes on, the value of the final observation where the episode was truncated (a
+time limit is not the end of the task), and nothing where it terminated.
+
+On a single-agent environment every slot steps at every step, and the block fills row by
+row. On a turn-based game, or once an id has left a simultaneous one, only some slots step:
+their rows name them (the ``slot`` column, `SLOT`), and each slot's column of the block holds
+its own steps in order, as many as it took. The block is then full once it holds ``T x B``
+steps, however they fall over the slots; GAE runs down each column over its own steps, and
+the minibatches draw from the steps stored.
 """
 
 from __future__ import annotations
@@ -21,6 +29,9 @@ from coach.core.types import Batch, Transition
 from coach.errors import CoachError
 from coach.memories.memory import Memory
 
+SLOT = "slot"
+"""The extras column naming each row's slot, in a step only some slots took."""
+
 
 def generalized_advantages(
     rewards: np.ndarray,
@@ -30,6 +41,7 @@ def generalized_advantages(
     truncated: np.ndarray,
     discount: float,
     gae_lambda: float,
+    valid: np.ndarray | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """GAE(lambda) advantages and the matching returns (Schulman et al., 2016).
 
@@ -42,6 +54,8 @@ def generalized_advantages(
         truncated: (T, B) the step's episode was cut (bootstrap, but the trace stops).
         discount: gamma.
         gae_lambda: lambda; 1 gives Monte Carlo advantages, 0 one-step TD errors.
+        valid: (T, B) the cells that hold a step, each column's first ones (``None``: all);
+            the others get no advantage and stop the trace.
 
     Returns:
         ``(advantages, returns)``, each (T, B), with ``returns = advantages + values``.
@@ -49,9 +63,12 @@ def generalized_advantages(
     not_terminal = 1.0 - terminated.astype(np.float64)
     continues = 1.0 - (terminated | truncated).astype(np.float64)
     deltas = rewards + discount * not_terminal * next_values - values
+    if valid is not None:
+        deltas = np.where(valid, deltas, 0.0)
+        continues = np.where(valid, continues, 0.0)
     advantages = np.zeros_like(deltas, dtype=np.float64)
     running = np.zeros(deltas.shape[1], dtype=np.float64)
-    for t in range(len(deltas) - 1, -1, -1):  # vectorized over the env copies
+    for t in range(len(deltas) - 1, -1, -1):  # vectorized over the slots
         running = deltas[t] + discount * gae_lambda * continues[t] * running
         advantages[t] = running
     return advantages, advantages + values
@@ -62,7 +79,7 @@ class RolloutParameters:
     """An on-policy rollout block."""
 
     rollout_length: int = 2048
-    """Steps per env copy in one block (T)."""
+    """Steps per slot in one block (T): per env copy, or per agent id in each copy."""
 
     def validate(self) -> None:
         check.whole("rollout_length", self.rollout_length, 1)
@@ -79,20 +96,20 @@ class RolloutParameters:
 
 
 class Rollout(Memory):
-    """A T x B block of steps, filled in time order, used once and cleared.
+    """A T x B block of steps, filled in time order per slot, used once and cleared.
 
-    The env count B is taken from the first `store`. ``extra_spaces`` name per-step columns
-    the agent keeps (``value`` and ``log_prob`` for the policy-gradient family).
+    The slot count B is taken from the first `store` (the width of a step every slot took,
+    or the highest slot named plus one; `reserve` sets it ahead). ``extra_spaces`` name
+    per-step columns the agent keeps (``value`` and ``log_prob`` for the policy-gradient
+    family).
 
     Args:
-        length: T, the steps per env copy.
+        length: T, the steps per slot.
         observation_space: The agent's observation space.
         action_space: The agent's action space.
         rng: Shuffles the minibatches.
         extra_spaces: Further per-step columns by name.
     """
-
-    per_copy_state = True
 
     def __init__(
         self,
@@ -111,58 +128,132 @@ class Rollout(Memory):
         self.extra_spaces = dict(extra_spaces or {})
         self.columns: dict[str, Any] = {}
         self.num_envs = 0
+        self.reserved = 0
+        self.counts = np.zeros(0, dtype=np.int64)
+        """Steps stored per slot."""
         self.steps = 0
+        """Rows in use: the most steps any slot stored."""
+        self.stored = 0
+        """Steps stored, over every slot."""
+        self.aligned = True
+        """Every slot holds as many steps (the rows ``[:steps]`` are all steps)."""
         self.advantages: np.ndarray | None = None
         self.returns: np.ndarray | None = None
 
-    def _allocate(self, num_envs: int) -> None:
+    def _allocate(self, num_envs: int, rows: int | None = None) -> None:
+        rows = self.length if rows is None else rows
+
         def column(space: spaces.Space[Any]) -> np.ndarray:
-            return np.zeros((self.length, num_envs, *(space.shape or ())), dtype=space.dtype)
+            return np.zeros((rows, num_envs, *(space.shape or ())), dtype=space.dtype)
 
         obs = self.observation_space.spaces
         self.columns = {
             "states": {k: column(s) for k, s in obs.items()},
             "next_states": {k: column(s) for k, s in obs.items()},
             "actions": column(self.action_space),
-            "rewards": np.zeros((self.length, num_envs), dtype=np.float32),
-            "terminated": np.zeros((self.length, num_envs), dtype=bool),
-            "truncated": np.zeros((self.length, num_envs), dtype=bool),
+            "rewards": np.zeros((rows, num_envs), dtype=np.float32),
+            "terminated": np.zeros((rows, num_envs), dtype=bool),
+            "truncated": np.zeros((rows, num_envs), dtype=bool),
             "extras": {k: column(s) for k, s in self.extra_spaces.items()},
         }
         self.num_envs = num_envs
+        self.counts = np.zeros(num_envs, dtype=np.int64)
+
+    def _resize(self, rows: int, num_envs: int) -> None:
+        """Room for ``rows`` steps of ``num_envs`` slots, keeping what is stored."""
+        old, counts, steps = self.columns, self.counts, self.steps
+        self._allocate(num_envs, rows)
+        width = len(counts)
+        self.counts[:width] = counts
+
+        def keep(new: Any, kept: Any) -> None:
+            if isinstance(new, dict):
+                for key in new:
+                    keep(new[key], kept[key])
+            else:
+                new[:steps, :width] = kept[:steps]
+
+        keep(self.columns, old)
+
+    def reserve(self, num_slots: int) -> None:
+        """The block holds at least ``num_slots`` slots (those of steps still to come)."""
+        self.reserved = max(self.reserved, num_slots)
+        if not self.columns and num_slots:
+            self._allocate(num_slots)
+        elif num_slots > self.num_envs:
+            self._resize(len(self.columns["rewards"]), num_slots)
 
     @property
     def full(self) -> bool:
-        return self.steps == self.length
+        return self.num_envs > 0 and self.stored >= self.length * self.num_envs
 
     def __len__(self) -> int:
-        return self.steps * self.num_envs
+        return self.stored
 
     def store(self, transition: Transition) -> None:
-        count = len(transition)
-        if not self.columns:
-            self._allocate(count)
-        if count != self.num_envs:
-            raise CoachError(f"this rollout holds {self.num_envs} envs, got a step of {count}")
-        if self.full:
-            raise CoachError("the rollout is full: learn from it and clear it first")
-        extras = transition.extras
+        extras = dict(transition.extras)
+        slots = extras.pop(SLOT, None)
         if set(extras) != set(self.extra_spaces):
             raise CoachError(
                 f"this rollout stores the columns {sorted(self.extra_spaces)} with each step, "
                 f"got {sorted(extras)}"
             )
-        t, c = self.steps, self.columns
+        count = len(transition)
+        if slots is None and not self.columns:
+            self._allocate(max(count, self.reserved))
+        if slots is None and count != self.num_envs:
+            raise CoachError(f"this rollout holds {self.num_envs} envs, got a step of {count}")
+        if slots is None and self.aligned:
+            if self.full:
+                raise CoachError("the rollout is full: learn from it and clear it first")
+            where: Any = self.steps
+            self.counts += 1
+            self.steps += 1
+        else:
+            if slots is None:
+                slots = np.arange(count)
+            elif not count:
+                return
+            slots = np.asarray(slots, dtype=np.int64)
+            widest = max(int(slots.max()) + 1, self.reserved)
+            if not self.columns:
+                self._allocate(widest)
+            elif widest > self.num_envs:  # slots not seen before
+                self._resize(len(self.columns["rewards"]), widest)
+            t = self.counts[slots]
+            deepest = int(t.max()) + 1
+            rows = len(self.columns["rewards"])
+            if deepest > rows:  # a slot ran ahead of the block's length
+                self._resize(max(2 * rows, deepest), self.num_envs)
+            where = (t, slots)
+            self.counts[slots] += 1
+            self.steps = max(self.steps, deepest)
+            self.aligned = bool((self.counts == self.counts[0]).all())
+        c = self.columns
         for key in c["states"]:
-            c["states"][key][t] = transition.state[key]
-            c["next_states"][key][t] = transition.next_state[key]
-        c["actions"][t] = transition.action
-        c["rewards"][t] = transition.reward
-        c["terminated"][t] = transition.terminated
-        c["truncated"][t] = transition.truncated
+            c["states"][key][where] = transition.state[key]
+            c["next_states"][key][where] = transition.next_state[key]
+        c["actions"][where] = transition.action
+        c["rewards"][where] = transition.reward
+        c["terminated"][where] = transition.terminated
+        c["truncated"][where] = transition.truncated
         for key, column in c["extras"].items():
-            column[t] = extras[key]
-        self.steps += 1
+            column[where] = extras[key]
+        self.stored += count
+
+    def valid(self) -> np.ndarray:
+        """(steps, B): the cells of the rows in use that hold a step."""
+        return np.arange(self.steps)[:, None] < self.counts[None]
+
+    def cut(self) -> None:
+        """The episodes in the block stop here: each slot's last step is marked truncated,
+        so that GAE bootstraps from its successor and does not run on into what follows."""
+        self.columns["truncated"][self.last_steps()] = True
+
+    def last_steps(self) -> tuple[np.ndarray, np.ndarray]:
+        """``(t, b)``: the cell of each slot's last step (of the slots with one)."""
+        slots = np.flatnonzero(self.counts)
+        return self.counts[slots] - 1, slots
 
     def compute_advantages(
         self,
@@ -172,29 +263,36 @@ class Rollout(Memory):
         discount: float,
         gae_lambda: float,
     ) -> None:
-        """GAE over the block.
+        """GAE over the block, down each slot's column.
 
         Args:
-            values: (T, B) V(s_t) of the stored states.
-            last_values: (B,) V of the states after the block's last step.
-            final_values: (T, B) V(next_state) of the stored next states; only the rows of
-                truncated steps are read (pass zeros where no step was truncated).
+            values: (steps, B) V(s_t) of the stored states.
+            last_values: V of the states after each slot's last step, in the order of
+                `last_steps`.
+            final_values: (steps, B) V(next_state) of the stored next states; only the cells
+                of truncated steps are read (pass zeros where no step was truncated).
             discount: gamma.
             gae_lambda: lambda.
         """
         if not self.full:
-            raise CoachError(f"GAE runs on a full block ({self.steps} of {self.length} steps)")
-        c = self.columns
-        next_values = np.concatenate([values[1:], last_values[None]], axis=0)
-        next_values = np.where(c["truncated"], final_values, next_values)
+            raise CoachError(
+                f"GAE runs on a full block ({self.stored} of {self.length * self.num_envs} "
+                f"steps)"
+            )
+        steps, c = self.steps, self.columns
+        truncated = c["truncated"][:steps]
+        next_values = np.concatenate([values[1:], np.zeros_like(values[:1])], axis=0)
+        next_values[self.last_steps()] = last_values
+        next_values = np.where(truncated, final_values, next_values)
         self.advantages, self.returns = generalized_advantages(
-            c["rewards"], values, next_values, c["terminated"], c["truncated"], discount,
-            gae_lambda,
+            c["rewards"][:steps], values, next_values, c["terminated"][:steps], truncated,
+            discount, gae_lambda, None if self.aligned else self.valid(),
         )  # fmt: skip
 
     def _rows(self, indices: np.ndarray, first_only: Collection[str] = ()) -> Batch:
-        """The block rows ``indices`` (any shape); the extras ``first_only`` names are taken
-        at the first row of each column of ``indices`` only (a sequence's first step)."""
+        """The block cells ``indices`` (flat over rows x slots, any shape); the extras
+        ``first_only`` names are taken at the first cell of each column of ``indices`` only
+        (a sequence's first step)."""
         c = self.columns
         t, b = np.divmod(indices, self.num_envs)
         extras = {
@@ -214,28 +312,38 @@ class Rollout(Memory):
             extras=extras,
         )
 
+    def _cells(self, picks: np.ndarray) -> np.ndarray:
+        """The flat cells of the stored steps ``picks`` (numbered in row-major order)."""
+        if self.aligned:
+            return picks
+        return np.flatnonzero(self.valid().reshape(-1))[picks]
+
     def sample(self, batch_size: int) -> Batch:
         """``batch_size`` steps drawn at random from the block (with replacement)."""
-        if self.steps == 0:
+        if self.stored == 0:
             raise CoachError("cannot sample from an empty rollout")
-        return self._rows(self.rng.integers(0, len(self), size=batch_size))
+        return self._rows(self._cells(self.rng.integers(0, len(self), size=batch_size)))
 
     def minibatches(self, batch_size: int) -> Iterator[Batch]:
         """One epoch over the block: every step once, shuffled, in minibatches."""
-        order = self.rng.permutation(len(self))
+        order = self._cells(self.rng.permutation(len(self)))
         for start in range(0, len(order), batch_size):
             yield self._rows(order[start : start + batch_size])
 
     def sequence_minibatches(
         self, length: int, batch_size: int, first_only: Collection[str] = ()
     ) -> Iterator[Batch]:
-        """One epoch over the block in sequences, for recurrent networks: each env copy's
+        """One epoch over the block in sequences, for recurrent networks: each slot's
         column of the block cut into sequences of ``length`` consecutive steps, shuffled,
         ``batch_size // length`` of them per minibatch (at least one). The fields are
-        time-major, (length, sequences, ...), and ``indices`` holds the block rows; the
+        time-major, (length, sequences, ...), and ``indices`` holds the block cells; the
         extras ``first_only`` names are each sequence's first step's, (sequences, ...) (the
         hidden states a learner unrolls from).
         """
+        if not self.aligned or self.steps != self.length:
+            raise CoachError(
+                "sequences are cut from a block whose slots all took its steps together"
+            )
         if self.length % length:
             raise CoachError(
                 f"sequences of {length} steps do not tile a block of {self.length} steps"
@@ -258,6 +366,7 @@ class Rollout(Memory):
         return {
             "steps": t,
             "num_envs": self.num_envs,
+            "counts": self.counts.copy(),
             "states": {k: v[:t].copy() for k, v in c["states"].items()},
             "next_states": {k: v[:t].copy() for k, v in c["next_states"].items()},
             "actions": c["actions"][:t].copy(),
@@ -271,15 +380,21 @@ class Rollout(Memory):
         self.clear()
         if not state["num_envs"]:
             return
-        self._allocate(int(state["num_envs"]))
-        t, c = int(state["steps"]), self.columns
+        t = int(state["steps"])
+        self._allocate(int(state["num_envs"]), max(self.length, t))
+        c = self.columns
         for name in ("states", "next_states", "extras"):
             for key, column in c[name].items():
                 column[:t] = state[name][key]
         for name in ("actions", "rewards", "terminated", "truncated"):
             c[name][:t] = state[name]
+        self.counts[:] = state.get("counts", t)
         self.steps = t
+        self.stored = int(self.counts.sum())
+        self.aligned = bool((self.counts == self.counts[0]).all())
 
     def clear(self) -> None:
-        self.steps = 0
+        self.steps = self.stored = 0
+        self.counts[:] = 0
+        self.aligned = True
         self.advantages = self.returns = None

@@ -106,6 +106,7 @@ class MultiAgentLevelManager(Level):
         """Why each agent cannot act in some of its slots at a time (``None``: it can)."""
         for agent in self._agents.values():
             agent.fresh_observations = True  # the level gathers new arrays for every agent
+            agent.acts_in_slots = True
         if environment.turn_based:
             for agent_name in self._agents:
                 self.check_partial(agent_name, "the environment is turn-based")

@@ -40,9 +40,9 @@ from coach.level_manager import Level
 from coach.memories.experience_replay import ExperienceReplay
 from coach.memories.hindsight import EpisodicHindsightExperienceReplay
 from coach.memories.open_episodes import as_transition
-from coach.memories.rollout import Rollout
+from coach.memories.rollout import SLOT, Rollout
 from coach.memories.rollout import RolloutParameters as RP
-from coach.parallel.exchange import ingest
+from coach.parallel.exchange import ingest, ingest_slots
 from coach.parallel.in_flight import BlocksInFlight
 from coach.parallel.parameters import DistributedParameters
 from coach.parallel.pool import WorkerPool
@@ -231,10 +231,15 @@ class DistributedGraphManager(GraphManager):
                 for block in ordered:
                     self._ingest(name, agent, block)
                 continue
-            parts = [b.agents[name] for b in ordered]
-            calls = [unpack(part.steps, part.widths) for part in parts]
-            merged = [Transition.concatenate(step) for step in zip(*calls, strict=True)]
-            ingest(agent, merged, sum(part.env_steps for part in parts), self._phase)
+            parts = {b.rank: b.agents[name] for b in ordered}
+            calls = {rank: unpack(part.steps, part.widths) for rank, part in parts.items()}
+            env_steps = sum(part.env_steps for part in parts.values())
+            if any(("extras", SLOT) in part.steps for part in parts.values()):
+                workers = self.params.num_workers  # some slots at a time:
+                ingest_slots(agent, calls, env_steps, self._phase, workers)
+                continue
+            merged = [Transition.concatenate(s) for s in zip(*calls.values(), strict=True)]
+            ingest(agent, merged, env_steps, self._phase)
         for block in ordered:
             self._account(block)
         if self._train():

@@ -1,14 +1,19 @@
 """What a learner and its rollout workers exchange about an agent: the policy a worker acts
 with (`policy_state`, `load_policy_state`), and the steps a worker acted, taken into the
-learner's agent as if observed there (`ingest`)."""
+learner's agent as if observed there (`ingest`, `ingest_slots`)."""
 
 from __future__ import annotations
 
 from typing import Any
 
+from dataclasses import replace
+
+import numpy as np
+
 from coach.agents.agent import Agent
 from coach.core.run_phase import RunPhase
 from coach.core.types import Transition
+from coach.memories.rollout import SLOT, Rollout
 
 
 def policy_state(agent: Agent) -> dict[str, Any]:
@@ -53,3 +58,27 @@ def ingest(
         agent.training_env_steps += env_steps
         if agent.exploration is not None:
             agent.exploration.steps += env_steps
+
+
+def ingest_slots(
+    agent: Agent,
+    steps: dict[int, list[Transition]],
+    env_steps: int,
+    phase: RunPhase,
+    workers: int,
+) -> None:
+    """`ingest` into an on-policy agent on a multi-agent level: ``steps`` by worker rank,
+    where some stored only some of their slots (their rows name them, `SLOT`). Worker
+    ``r``'s slots are the block's slots ``(r - 1) * agent.num_envs`` onwards, so that every
+    worker copy's steps go on in one column of the learner's block from block to block; the
+    block has the slots of all ``workers``."""
+    rollout = agent.memory
+    assert isinstance(rollout, Rollout)
+    width = agent.num_envs
+    rollout.reserve(workers * width)
+    for rank, calls in steps.items():
+        for step in calls:
+            slots = step.extras.get(SLOT, np.arange(len(step)))
+            placed = {**step.extras, SLOT: (rank - 1) * width + np.asarray(slots)}
+            rollout.store(replace(step, extras=placed))
+    ingest(agent, [], env_steps, phase)

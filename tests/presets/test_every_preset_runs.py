@@ -76,6 +76,11 @@ TRAINING: dict[str, dict[str, str]] = {
             (f"agents.agent_{k}.algorithm.batch_size", "32"),
         )
     },
+    # Self-play: the learner moves in half the moves, blocks of 4 moves per slot.
+    "TicTacToe_SelfPlay_ClippedPPO": {
+        "agents.player.memory.rollout_length": "4",
+        "agents.player.algorithm.batch_size": "32",
+    },
     "CartPole_PG": {"agent.memory.rollout_length": "8"},
     "LunarLander_ClippedPPO": {"agent.memory.rollout_length": "4"},
     "Mujoco_ClippedPPO": {"agent.memory.rollout_length": "64"},

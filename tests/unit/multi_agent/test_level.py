@@ -292,3 +292,40 @@ def test_the_level_is_an_environment_to_a_level_above() -> None:
     second = top.step()  # the episode (5 steps) ends after two more: the top sees it
     assert len(answers) == 5 and second.truncated.all() and second.episode_started.all()
     assert second.episode_length.tolist() == [5, 5]
+
+
+def test_an_on_policy_agent_fills_each_slots_column_with_its_own_moves() -> None:
+    from coach.agents.clipped_ppo import ClippedPPOAgent, ClippedPPOAgentParameters
+
+    params = ClippedPPOAgentParameters()
+    params.memory.rollout_length = 6
+    params.algorithm.batch_size = 12
+    environment = PettingZooEnvironmentParameters(env=TURNS, num_envs=3).build()
+    spaces = environment.observation_spaces["player_0"], environment.action_spaces["player_0"]
+    agent = ClippedPPOAgent(params, *spaces, num_envs=6, seed=0)
+    level = MultiAgentLevelManager(
+        "main_level", {"agent": agent}, {"agent": Seats.stacked([0, 1], 3)}, environment
+    )
+    level.phase = RunPhase.TRAIN
+    level.reset(seed=1)
+    rollout = agent.rollout
+    agent.train = lambda: 0  # type: ignore[method-assign]  # the level's, held back a while
+    while not rollout.full:
+        level.step()
+    del agent.train
+    assert len(rollout) >= 36 and not rollout.aligned  # 6 moves per slot, over the slots
+    c = rollout.columns
+    for slot in range(6):
+        count = rollout.counts[slot]
+        state = c["states"]["observation"][:count, slot]
+        following = c["next_states"]["observation"][:count, slot]
+        assert (state[:, 0] == state[0, 0]).all() and (state[:, 0] == state[:, 1]).all()
+        assert c["states"]["action_mask"][:count, slot].any(axis=1).all()  # its turns only
+        # the next step of a slot is the move after its last one: same game, two moves on
+        going_on = ~(c["terminated"][: count - 1, slot] | c["truncated"][: count - 1, slot])
+        np.testing.assert_array_equal(following[:-1][going_on], state[1:][going_on])
+        np.testing.assert_array_equal(state[1:, 2][going_on], state[:-1, 2][going_on] + 2)
+    assert agent.train() > 0 and len(rollout) == 0 and agent.training_rounds == 1
+    for _ in range(20):  # the next blocks, learned from as they fill
+        level.step()
+    assert agent.training_rounds >= 2

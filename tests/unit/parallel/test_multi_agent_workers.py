@@ -5,10 +5,12 @@ to the learner's agents; self-play's pool of snapshots travels with the policy."
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
 import torch
+from gymnasium import spaces
 
 from coach.core.run_phase import RunPhase
 from coach.core.step_units import EnvironmentEpisodes, EnvironmentSteps
@@ -101,3 +103,69 @@ def test_self_play_workers_play_the_learners_pool(tmp_path: Path) -> None:
         assert np.isin([r for r, _, _ in block.episodes], [-1.0, 0.0, 1.0]).all()
     finally:
         worker.close()
+
+
+@pytest.mark.parametrize("backend", ["local", "ray"])
+def test_an_on_policy_learner_takes_turn_based_blocks_from_every_worker(
+    tmp_path: Path, backend: str
+) -> None:
+    graph = load_preset("TicTacToe_SelfPlay_ClippedPPO").graph_manager
+    roots = graph.parameters()
+    set_parameter(roots, "environment.num_envs", "2")
+    set_parameter(roots, "agents.player.memory.rollout_length", "8")
+    set_parameter(roots, "agents.player.algorithm.batch_size", "32")
+    distributed = DistributedGraphManager(
+        graph, DistributedParameters(num_workers=2, backend=backend)
+    )
+    distributed.create_graph(RunContext(seed=0, experiment_dir=tmp_path, quiet=True))
+    try:
+        learner = distributed.levels[0].agents["player"]
+        taken: list[np.ndarray] = []
+        learn = learner.learner.learn_block
+
+        def learn_block(clock: Any) -> Any:  # the block as it is learned from
+            rollout = learner.rollout
+            taken.append(rollout.columns["states"]["observation"][: rollout.steps].copy())
+            taken.append(rollout.valid())
+            return learn(clock)
+
+        learner.learner.learn_block = learn_block
+        distributed.train_and_act(EnvironmentSteps(400))
+        assert learner.training_rounds >= 1 and learner.training_steps > 0
+        states, valid = taken[0], taken[1]
+        # 2 workers x 2 copies, the learner in one seat of each: 4 slots, each column the
+        # moves of its slot (at its turns only: fewer than the level's steps)
+        assert states.shape[1] == 4 and valid.sum() >= 8 * 4 and valid.any(axis=0).all()
+    finally:
+        distributed.close()
+
+
+def test_a_workers_slots_keep_their_columns_in_the_learners_block() -> None:
+    from coach.agents.clipped_ppo import ClippedPPOAgent, ClippedPPOAgentParameters
+    from coach.core.types import Transition
+    from coach.memories.rollout import SLOT
+    from coach.parallel.exchange import ingest_slots
+
+    observation = spaces.Dict({"observation": spaces.Box(-1e6, 1e6, (1,), np.float32)})
+    params = ClippedPPOAgentParameters()
+    params.memory.rollout_length = 2
+    agent = ClippedPPOAgent(params, observation, spaces.Discrete(2), num_envs=3, seed=0)
+
+    def step(slots: list[int], rank: int) -> Transition:
+        n = len(slots)
+        state = np.array([[100 * rank + s] for s in slots], np.float32)
+        return Transition(
+            {"observation": state}, np.zeros(n, np.int64), np.zeros(n, np.float32),
+            {"observation": state}, np.zeros(n, bool), np.zeros(n, bool),
+            {"value": np.zeros(n, np.float32), "log_prob": np.zeros(n, np.float32),
+             SLOT: np.array(slots)},
+        )  # fmt: skip
+
+    calls = {1: [step([0, 2], 1), step([1], 1)], 2: [step([2], 2)]}
+    ingest_slots(agent, calls, 7, RunPhase.TRAIN, workers=3)
+    rollout = agent.rollout
+    assert rollout.num_envs == 9 and rollout.counts.tolist() == [1, 1, 1, 0, 0, 1, 0, 0, 0]
+    assert rollout.columns["states"]["observation"][0, [0, 1, 2, 5], 0].tolist() == [
+        100, 101, 102, 202,
+    ]  # fmt: skip
+    assert agent.training_env_steps == 7

@@ -1,0 +1,54 @@
+"""Tic-tac-toe (PettingZoo classic) learned by Clipped PPO in self-play: the same game, seats
+and pool of past snapshots as `TicTacToe_SelfPlay_DQN`, with an on-policy agent. The learner
+moves only at its turns, in the seat it drew: each of its slots (a player id in one copy)
+fills its own column of the rollout block, GAE runs over each slot's own moves, and a block
+is learned from once it holds 64 moves per slot. Illegal moves are masked out of the policy's
+distribution, in acting and in learning.
+
+Evaluations, ``best.pt`` and the golden tests are those of `TicTacToe_SelfPlay_DQN`."""
+
+from coach import (
+    ClippedPPOAgentParameters,
+    EnvironmentEpisodes,
+    EnvironmentSteps,
+    MultiAgentGraphManager,
+    PettingZooEnvironmentParameters,
+    PresetValidation,
+    ScheduleParameters,
+    SelfPlayParameters,
+)
+from coach.agents.on_policy import actor_critic_networks
+from coach.networks import CategoricalPolicyHeadParameters
+
+BUDGET = 500_000
+"""Moves of both players, summed over the environment copies."""
+
+agent = ClippedPPOAgentParameters()
+agent.name = "player"
+agent.algorithm.discount = 0.99
+agent.algorithm.gae_lambda = 0.95
+agent.algorithm.epochs = 10
+agent.algorithm.batch_size = 256
+agent.algorithm.entropy_coefficient = 0.01
+agent.memory.rollout_length = 64
+agent.network_wrappers = actor_critic_networks(
+    CategoricalPolicyHeadParameters(), learning_rate=1e-3, scheme=[128, 128], activation="relu"
+)
+
+graph_manager = MultiAgentGraphManager(
+    agents={"player": agent},
+    env_params=PettingZooEnvironmentParameters(env="pettingzoo.classic:tictactoe_v3", num_envs=8),
+    schedule_params=ScheduleParameters(
+        heatup_steps=EnvironmentSteps(0),
+        improve_steps=EnvironmentSteps(BUDGET),
+        steps_between_evaluation_periods=EnvironmentSteps(20_000),
+        evaluation_steps=EnvironmentEpisodes(500),
+    ),
+    self_play=SelfPlayParameters(
+        learner="player", snapshot_every=EnvironmentSteps(5_000), pool_size=5
+    ),
+)
+
+validation = PresetValidation(
+    min_success_rate=0.85, max_env_steps=BUDGET, seeds=(0, 1, 2), baselines="tictactoe"
+)
