@@ -97,8 +97,12 @@ class Policy(ABC):
         policy's own (with exploration in training) otherwise. Recurrent networks step
         their hidden states either way, and the step stores them (`HiddenStates.advance`).
 
-        ``state`` holds every copy's state, or with ``rows`` those of the copies ``rows``
-        (a policy with per-copy state cannot take that: `Agent.partial_rows_problem`)."""
+        ``state`` holds every copy's state, or with ``rows`` those of the copies ``rows``:
+        their hidden states step, the others' wait."""
+        if self.hidden:
+            self.hidden.select(rows)
+        if self.exploration is not None:
+            self.exploration.rows = rows
         if phase is HEATUP:
             info = ActionInfo(self.random_actions(state, rows))
             if self.action_mask and self.log_behaviour:  # uniform among the legal actions

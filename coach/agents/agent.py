@@ -264,7 +264,7 @@ class Agent:
     ) -> None:
         """Store the step from ``state`` (filtered) taken with ``info`` (the copies ``rows``,
         or every copy), its reward filtered, and count it on the agent's clocks."""
-        reward = self.input_filter.filter_reward(response.reward, update=True)
+        reward = self.input_filter.filter_reward(response.reward, True, rows)
         # The fields in their order (keywords cost a microsecond more a step); the extras
         # are a fresh record per action: no copy needed.
         step = Transition(

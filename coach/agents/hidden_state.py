@@ -62,6 +62,8 @@ class HiddenStates:
         """Each network's state before the copies' next step, (B, parts, layers, size)."""
         self.starting = np.ones(num_envs, dtype=bool)
         """The copies whose next step begins an episode (their state is zeroed first)."""
+        self.rows: np.ndarray | None = None
+        """The copies the step being decided is for (``None``: every copy; `select`)."""
         self._before: dict[str, torch.Tensor] = {}
         self._after: dict[str, torch.Tensor] = {}
 
@@ -72,15 +74,23 @@ class HiddenStates:
         """Episodes begin in the copies ``copies`` (a (B,) mask) with their next step."""
         self.starting |= copies
 
+    def select(self, rows: np.ndarray | None) -> None:
+        """The next step is decided for the copies ``rows`` only (``None``: every copy): a
+        multi-agent level's slots whose ids decide. The others' states stay as they are."""
+        self.rows = rows
+
     def run(
         self, network: NetworkWrapper, inputs: dict[str, torch.Tensor]
     ) -> dict[str, torch.Tensor]:
-        """A recurrent network one step on a batch of states (B, ...), from the copies'
-        states; its outputs (B, ...). The states move on only with `advance`."""
+        """A recurrent network one step on a batch of states (B, ...: every copy's, or the
+        selected copies'), from those copies' states; its outputs (B, ...). The states move
+        on only with `advance`."""
         name = self.names[network]
-        before = self.states[name]
-        if self.starting.any():
-            before = scaled_state(before, torch.as_tensor(~self.starting, device=before.device))
+        before, starting = self.states[name], self.starting
+        if self.rows is not None:
+            before, starting = before[torch.as_tensor(self.rows)], starting[self.rows]
+        if starting.any():
+            before = scaled_state(before, torch.as_tensor(~starting, device=before.device))
         with torch.no_grad():
             outputs, after = network.online.step(inputs, before)
         self._before[name], self._after[name] = before, after
@@ -97,14 +107,26 @@ class HiddenStates:
         what the step stores (`recurrent_extras`)."""
         missing = set(self.networks) - set(self._before)
         assert not missing, f"the policy decided without running {sorted(missing)}"
-        stored: dict[str, np.ndarray] = {EPISODE_START: self.starting.copy()}
+        rows = self.rows
+        starting = self.starting if rows is None else self.starting[rows]
+        stored: dict[str, np.ndarray] = {EPISODE_START: starting.copy()}
         for name in self.networks:
             before, after = self._before[name], self._after[name]
             stored[hidden_key(name)] = before.cpu().numpy()
             stored[next_hidden_key(name)] = after.cpu().numpy()
-            self.states[name] = after
+            if rows is None:
+                self.states[name] = after
+            else:  # a new tensor: the one before may still be read
+                states = self.states[name].clone()
+                states[torch.as_tensor(rows)] = after
+                self.states[name] = states
         self._before, self._after = {}, {}
-        self.starting = np.zeros(self.num_envs, dtype=bool)
+        if rows is None:
+            self.starting = np.zeros(self.num_envs, dtype=bool)
+        else:
+            self.starting = self.starting.copy()
+            self.starting[rows] = False
+        self.rows = None
         return stored
 
     def state_dict(self) -> dict[str, Any]:

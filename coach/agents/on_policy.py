@@ -38,8 +38,8 @@ from coach.core.action_masks import ACTION_MASK, MASKED_FILL, masked_values
 from coach.core.run_phase import RunPhase
 from coach.core.types import ActionInfo, EnvResponse, Observation, Transition
 from coach.errors import CoachError
-from coach.memories.memory import MemoryParameters
-from coach.memories.rollout import SLOT, Rollout, RolloutParameters
+from coach.memories.memory import SLOT, MemoryParameters
+from coach.memories.rollout import Rollout, RolloutParameters
 from coach.networks.distributions import CategoricalDistribution, GaussianDistribution
 from coach.networks.heads import (
     CategoricalPolicyHeadParameters,

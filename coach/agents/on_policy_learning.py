@@ -35,7 +35,7 @@ from coach.core.recurrent_columns import (
     next_hidden_key,
 )
 from coach.core.types import Batch
-from coach.memories.rollout import Rollout
+from coach.memories.rollout import VALID, Rollout
 from coach.networks.distributions import CategoricalDistribution, GaussianDistribution
 from coach.networks.network_wrapper import NetworkWrapper, train_steps
 from coach.networks.recurrence import Stretches
@@ -247,9 +247,13 @@ class OnPolicyLearner(Learner):
             actor = self.unroll(self.actor, b, layout)
             critic = actor if self.critic is self.actor else self.unroll(self.critic, b, layout)
             steps = {k: v for k, v in b.extras.items() if not k.startswith((HIDDEN, NEXT_HIDDEN))}
+            valid = steps.pop(VALID, None)  # sequences that run past their slot's steps
             b = replace(b, extras=steps).map(lambda column: column.flatten(0, 1))
-            dist = self.distribution_of(actor["policy"].flatten(0, 1), b.states.get(ACTION_MASK))
-            values = critic["v"].flatten(0, 1)
+            policy, values = actor["policy"].flatten(0, 1), critic["v"].flatten(0, 1)
+            if valid is not None:
+                keep = valid.flatten()
+                b, policy, values = b.map(lambda column: column[keep]), policy[keep], values[keep]
+            dist = self.distribution_of(policy, b.states.get(ACTION_MASK))
         else:
             dist = self.distribution(b.states)
             values = self.values(b.states)

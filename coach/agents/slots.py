@@ -103,13 +103,6 @@ def _like(value: np.ndarray, rows: int) -> np.ndarray:
 
 def partial_rows_problem(agent: SlotAgent) -> str | None:
     """Why ``agent`` cannot act and learn in some of its copies at a time, or ``None``."""
-    if agent.policy.hidden:
-        return "its recurrent networks carry a hidden state per copy through every step"
-    if agent.exploration is not None and agent.exploration.per_copy_state:
-        return f"its exploration ({type(agent.exploration).__name__}) keeps a state per copy"
-    kept = agent.input_filter.per_copy_filters()
-    if kept:
-        return f"its input filters {kept} keep a history per copy"
     if agent.memory is not None and agent.memory.per_copy_state:
         return f"its memory ({type(agent.memory).__name__}) keeps each copy's steps in order"
     return None
@@ -123,7 +116,7 @@ def observe_rows(
     (``info``, row for row), their state moved on, the other copies' untouched."""
     phase = agent.phase
     learning = phase is not EVALUATE
-    next_state = agent.input_filter.filter_observation(response.next_observation, learning)
+    next_state = agent.input_filter.filter_observation(response.next_observation, learning, rows)
     if learning:
         state = {key: value[rows] for key, value in agent.state.items()}
         agent.keep_step(state, info, next_state, response, rows)
@@ -133,7 +126,12 @@ def observe_rows(
         copies[rows[done]] = True
         agent.input_filter.end_episodes(copies)
         agent.handle_episode_ended(done, response, copies)
-    moved_on = agent.input_filter.state_after(response, next_state, fresh=False)
+    started = response.episode_started
+    if agent.policy.hidden and started.any():
+        copies = np.zeros(agent.num_envs, dtype=bool)
+        copies[rows[started]] = True
+        agent.policy.episodes_started(copies)
+    moved_on = agent.input_filter.state_after(response, next_state, fresh=False, rows=rows)
     for key, value in moved_on.items():
         agent.state[key][rows] = value
 

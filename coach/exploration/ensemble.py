@@ -68,12 +68,22 @@ class Bootstrapped(ExplorationPolicy):
         if phase is RunPhase.EVALUATE:
             return action_values.mean(axis=1).argmax(axis=1) + self.start
         count = len(action_values)
-        if len(self.heads) != count:
-            self.heads = uniform_integers(self.rng, self.num_heads, count)
+        if self.rows is not None:  # some copies: each follows its own head
+            needed = int(self.rows.max()) + 1 if count else 0
+            if len(self.heads) < needed:  # copies not seen before draw theirs
+                drawn = uniform_integers(self.rng, self.num_heads, needed - len(self.heads))
+                self.heads = np.concatenate([self.heads, drawn])
+            heads = self.heads[self.rows]
+        else:
+            if len(self.heads) != count:
+                self.heads = uniform_integers(self.rng, self.num_heads, count)
+            heads = self.heads
         self.steps += count
-        return action_values[np.arange(count), self.heads].argmax(axis=1) + self.start
+        return action_values[np.arange(count), heads].argmax(axis=1) + self.start
 
     def episode_ended(self, env_mask: np.ndarray) -> None:
+        if len(self.heads) < len(env_mask):  # slots: copies that never acted have no head
+            env_mask = env_mask[: len(self.heads)]
         if len(self.heads) == len(env_mask) and env_mask.any():
             self.heads[env_mask] = uniform_integers(self.rng, self.num_heads, int(env_mask.sum()))
 

@@ -72,8 +72,8 @@ class ExplorationPolicy(ABC):
     """
 
     per_copy_state: ClassVar[bool] = False
-    """The policy keeps a state per environment copy (noise, a head per episode): it must act
-    in every copy at every step."""
+    """The policy keeps a state per environment copy (noise, a head per episode): a step for
+    some copies only names them (`rows`)."""
 
     def __init__(self, action_space: spaces.Space[Any], rng: np.random.Generator) -> None:
         self.action_space = action_space
@@ -83,6 +83,9 @@ class ExplorationPolicy(ABC):
         """The values it is given mark illegal actions with -inf (an action mask,
         `coach.core.action_masks`): a discrete policy picks its random actions among the
         actions of finite value only. Set once by the policy that gives it such values."""
+        self.rows: np.ndarray | None = None
+        """The copies the next `get_action` is for (``None``: every copy, in order): a
+        multi-agent level's slots whose ids decide. Set by the policy before each step."""
 
     @abstractmethod
     def get_action(self, action_values: np.ndarray, phase: RunPhase) -> np.ndarray:

@@ -131,7 +131,17 @@ class OUProcess(ExplorationPolicy):
 
     def get_action(self, action_values: np.ndarray, phase: RunPhase) -> np.ndarray:
         actions = check_actions(action_values, self.box, "Ornstein-Uhlenbeck exploration")
-        if phase is not RunPhase.EVALUATE:
+        if phase is not RunPhase.EVALUATE and self.rows is not None:  # some copies
+            rows = self.rows
+            self._grow(int(rows.max()) + 1 if len(rows) else 0, actions.shape[1:])
+            assert self.state is not None
+            state = self.state[rows]
+            state += self.theta * (self.mu - state) * self.dt
+            state += self.sigma * np.sqrt(self.dt) * self.rng.standard_normal(actions.shape)
+            self.state[rows] = state
+            self.steps += len(actions)
+            actions = actions + self.scale * state
+        elif phase is not RunPhase.EVALUATE:
             if self.state is None or self.state.shape != actions.shape:
                 self.state = np.zeros(actions.shape)
             kicks = self.rng.standard_normal(actions.shape)
@@ -141,9 +151,18 @@ class OUProcess(ExplorationPolicy):
             actions = actions + self.scale * self.state
         return np.clip(actions, self.low, self.high).astype(self.box.dtype, copy=False)
 
+    def _grow(self, copies: int, shape: tuple[int, ...]) -> None:
+        """A process for at least ``copies`` copies (new ones at zero)."""
+        if self.state is None or self.state.shape[1:] != shape:
+            self.state = np.zeros((copies, *shape))
+        elif len(self.state) < copies:
+            self.state = np.concatenate([self.state, np.zeros((copies - len(self.state), *shape))])
+
     def episode_ended(self, env_mask: np.ndarray) -> None:
         if self.state is not None and len(self.state) == len(env_mask):
             self.state[np.asarray(env_mask, dtype=bool)] = 0.0
+        elif self.state is not None and len(self.state) < len(env_mask):  # slots: copies ahead
+            self.state[np.asarray(env_mask[: len(self.state)], dtype=bool)] = 0.0
 
     def values(self) -> dict[str, float]:
         return {"sigma": self.sigma}

@@ -24,7 +24,8 @@ class Filter:
     """What every filter shares: state for checkpoints."""
 
     per_copy_state: ClassVar[bool] = False
-    """The filter keeps a history per environment copy (it must see every copy's steps)."""
+    """The filter keeps a history per environment copy: its ``filter`` also takes ``rows``,
+    the copies of a batch's rows when only some copies stepped (``None``: every copy)."""
 
     def state_dict(self) -> dict[str, Any]:
         """What a checkpoint needs to restore the filter (empty when it keeps nothing)."""

@@ -19,6 +19,12 @@ from coach.filters.observation.select_keys import ObservationSelectKeysFilter
 from coach.filters.running_stats import RunningMeanStd
 
 
+def _some_rows(f: Any, batch: np.ndarray, update: bool, rows: np.ndarray) -> np.ndarray:
+    """Filter ``f`` on the rows of the copies ``rows``: a filter with a history per copy
+    moves those copies' on, the others filter the rows as any batch."""
+    return f.filter(batch, update, rows) if f.per_copy_state else f.filter(batch, update)
+
+
 @dataclass(slots=True, kw_only=True)
 class InputFilter:
     """What an agent's observations and rewards go through before it sees them."""
@@ -53,15 +59,24 @@ class InputFilter:
         return spaces.Dict(filtered)
 
     def filter_observation(
-        self, observation: dict[str, np.ndarray], update: bool = True
+        self, observation: dict[str, np.ndarray], update: bool = True, rows: Any = None
     ) -> dict[str, np.ndarray]:
+        """``observation`` through the filters: every copy's, or with ``rows`` (an array)
+        those of the copies ``rows``, row for row."""
         if self.select_keys is None and not self.observation_filters:
             return observation  # the per-step path of an agent without observation filters
-        return self._through(observation, lambda f, x: f.filter(x, update))
+        if rows is None:
+            return self._through(observation, lambda f, x: f.filter(x, update))
+        return self._through(observation, lambda f, x: _some_rows(f, x, update, rows))
 
-    def filter_reward(self, reward: np.ndarray, update: bool = True) -> np.ndarray:
+    def filter_reward(
+        self, reward: np.ndarray, update: bool = True, rows: np.ndarray | None = None
+    ) -> np.ndarray:
+        """``reward`` through the filters, as `filter_observation`."""
         for f in self.reward_filters:
-            reward = f.filter(reward, update)
+            reward = (
+                f.filter(reward, update) if rows is None else _some_rows(f, reward, update, rows)
+            )
         return reward
 
     def start_episodes(
@@ -72,12 +87,17 @@ class InputFilter:
         return self._through(observation, lambda f, x: f.start_episodes(x, rows))
 
     def state_after(
-        self, response: EnvResponse, next_state: Observation, fresh: bool
+        self,
+        response: EnvResponse,
+        next_state: Observation,
+        fresh: bool,
+        rows: np.ndarray | None = None,
     ) -> Observation:
         """What an agent acts on after ``response``: ``next_state`` (this pipeline's view of
         ``next_observation``) where an episode goes on, the filtered first observation where
         one started. Copies, kept past the environment's next step, unless ``fresh``: the
-        environment makes new arrays for every response and no filter changed them."""
+        environment makes new arrays for every response and no filter changed them. With
+        ``rows``, the response's rows are the copies ``rows``."""
         if not self.filters_observations:
             # Unfiltered, it is the environment's ``observation`` as it is, new episodes'
             # first observations included.
@@ -89,10 +109,11 @@ class InputFilter:
             state[key] = value.copy()
         started = response.episode_started
         if any_set(started):
-            rows = np.flatnonzero(started)
-            first = self.start_episodes({k: v[rows] for k, v in response.observation.items()}, rows)
+            at = np.flatnonzero(started)
+            copies = at if rows is None else rows[at]
+            first = self.start_episodes({k: v[at] for k, v in response.observation.items()}, copies)
             for key, value in first.items():
-                state[key][rows] = value
+                state[key][at] = value
         return state
 
     def _through(

@@ -1,6 +1,7 @@
 """Memories: where agents keep their experience."""
 
 from coach.core.goals import GoalReward
+from coach.memories.advantages import generalized_advantages
 from coach.memories.experience_replay import ExperienceReplay, ExperienceReplayParameters
 from coach.memories.hierarchical_hindsight import (
     HierarchicalHindsightExperienceReplay,
@@ -16,7 +17,7 @@ from coach.memories.prioritized_experience_replay import (
     PrioritizedExperienceReplay,
     PrioritizedExperienceReplayParameters,
 )
-from coach.memories.rollout import Rollout, RolloutParameters, generalized_advantages
+from coach.memories.rollout import Rollout, RolloutParameters
 from coach.memories.sequence_replay import SequenceReplay, SequenceReplayParameters
 
 __all__ = [

@@ -10,6 +10,11 @@ from gymnasium import spaces
 
 from coach.core.types import Batch, Transition
 
+SLOT = "slot"
+"""The extras column naming each row's copy, in a step only some copies took (the slots of
+a multi-agent level whose ids decided): memories that keep each copy's steps in order place
+the rows by it."""
+
 
 @runtime_checkable
 class MemoryParameters(Protocol):
@@ -56,8 +61,10 @@ class Memory(ABC):
     """Stores batches of transitions and hands back `Batch` samples."""
 
     per_copy_state: ClassVar[bool] = False
-    """The memory keeps each copy's steps in order (blocks, episodes, sequences): it must be
-    given a step of every copy each time."""
+    """The memory keeps each copy's steps in order and must be given a step of every copy
+    each time (hindsight replay's open episodes). Memories that keep them in order but take
+    steps of some copies, named in the `SLOT` column, do not set it (rollout blocks,
+    sequence replay)."""
 
     @abstractmethod
     def store(self, transition: Transition) -> None:

@@ -27,51 +27,11 @@ from gymnasium import spaces
 from coach import validation as check
 from coach.core.types import Batch, Transition
 from coach.errors import CoachError
-from coach.memories.memory import Memory
+from coach.memories.advantages import generalized_advantages
+from coach.memories.memory import SLOT, Memory
 
-SLOT = "slot"
-"""The extras column naming each row's slot, in a step only some slots took."""
-
-
-def generalized_advantages(
-    rewards: np.ndarray,
-    values: np.ndarray,
-    next_values: np.ndarray,
-    terminated: np.ndarray,
-    truncated: np.ndarray,
-    discount: float,
-    gae_lambda: float,
-    valid: np.ndarray | None = None,
-) -> tuple[np.ndarray, np.ndarray]:
-    """GAE(lambda) advantages and the matching returns (Schulman et al., 2016).
-
-    Args:
-        rewards: (T, B) rewards.
-        values: (T, B) V(s_t).
-        next_values: (T, B) V(s_{t+1}) of each step's true successor (the final observation's
-            value where the episode ended).
-        terminated: (T, B) the step ended the episode in a terminal state (no bootstrap).
-        truncated: (T, B) the step's episode was cut (bootstrap, but the trace stops).
-        discount: gamma.
-        gae_lambda: lambda; 1 gives Monte Carlo advantages, 0 one-step TD errors.
-        valid: (T, B) the cells that hold a step, each column's first ones (``None``: all);
-            the others get no advantage and stop the trace.
-
-    Returns:
-        ``(advantages, returns)``, each (T, B), with ``returns = advantages + values``.
-    """
-    not_terminal = 1.0 - terminated.astype(np.float64)
-    continues = 1.0 - (terminated | truncated).astype(np.float64)
-    deltas = rewards + discount * not_terminal * next_values - values
-    if valid is not None:
-        deltas = np.where(valid, deltas, 0.0)
-        continues = np.where(valid, continues, 0.0)
-    advantages = np.zeros_like(deltas, dtype=np.float64)
-    running = np.zeros(deltas.shape[1], dtype=np.float64)
-    for t in range(len(deltas) - 1, -1, -1):  # vectorized over the slots
-        running = deltas[t] + discount * gae_lambda * continues[t] * running
-        advantages[t] = running
-    return advantages, advantages + values
+VALID = "valid"
+"""The extras column of a minibatch of sequences marking the cells that hold a step."""
 
 
 @dataclass(slots=True, kw_only=True)
@@ -276,8 +236,7 @@ class Rollout(Memory):
         """
         if not self.full:
             raise CoachError(
-                f"GAE runs on a full block ({self.stored} of {self.length * self.num_envs} "
-                f"steps)"
+                f"GAE runs on a full block ({self.stored} of {self.length * self.num_envs} steps)"
             )
         steps, c = self.steps, self.columns
         truncated = c["truncated"][:steps]
@@ -338,24 +297,37 @@ class Rollout(Memory):
         ``batch_size // length`` of them per minibatch (at least one). The fields are
         time-major, (length, sequences, ...), and ``indices`` holds the block cells; the
         extras ``first_only`` names are each sequence's first step's, (sequences, ...) (the
-        hidden states a learner unrolls from).
+        hidden states a learner unrolls from). Where the slots took different numbers of
+        steps, a column's last sequence may run past its steps: the extra `VALID`,
+        (length, sequences), marks the cells that hold one.
         """
-        if not self.aligned or self.steps != self.length:
-            raise CoachError(
-                "sequences are cut from a block whose slots all took its steps together"
-            )
         if self.length % length:
             raise CoachError(
                 f"sequences of {length} steps do not tile a block of {self.length} steps"
             )
-        count = self.length // length * self.num_envs
-        order = self.rng.permutation(count)
+        if self.aligned and self.steps == self.length:
+            count = self.length // length * self.num_envs
+            order = self.rng.permutation(count)
+            starts, slots = np.divmod(order, self.num_envs)
+            starts = starts * length
+        else:  # each column's own steps, from its first on
+            pieces = -(-self.counts // length)
+            slots = np.repeat(np.arange(self.num_envs), pieces)
+            starts = (
+                np.arange(len(slots)) - np.repeat(np.cumsum(pieces) - pieces, pieces)
+            ) * length
+            order = self.rng.permutation(len(slots))
+            starts, slots = starts[order], slots[order]
         per_batch = max(1, batch_size // length)
         offsets = np.arange(length)[:, None]
-        for start in range(0, count, per_batch):
-            piece, env = np.divmod(order[start : start + per_batch], self.num_envs)
-            steps = piece[None] * length + offsets
-            yield self._rows(steps * self.num_envs + env[None], first_only)
+        last = self.steps - 1  # cells past a column's steps read a row in use (masked)
+        for start in range(0, len(slots), per_batch):
+            steps = starts[None, start : start + per_batch] + offsets
+            slot = slots[start : start + per_batch]
+            batch = self._rows(np.minimum(steps, last) * self.num_envs + slot[None], first_only)
+            if not (self.aligned and self.steps == self.length):
+                batch.extras[VALID] = steps < self.counts[slot][None]
+            yield batch
 
     def state_dict(self) -> dict[str, Any]:
         """The steps stored so far in the block (a checkpoint mid-block resumes exactly)."""

@@ -31,7 +31,7 @@ from coach import validation as check
 from coach.core.recurrent_columns import HIDDEN, NEXT_HIDDEN
 from coach.core.types import Batch, Transition
 from coach.errors import CoachError
-from coach.memories.memory import Memory
+from coach.memories.memory import SLOT, Memory
 from coach.memories.open_episodes import flatten_step, nest_step
 from coach.memories.segment_tree import MinTree, SumTree
 from coach.schedules import ConstantSchedule, Schedule
@@ -114,8 +114,6 @@ class SequenceReplay(Memory):
             ``episode_start`` among them).
     """
 
-    per_copy_state = True
-
     def __init__(
         self,
         params: SequenceReplayParameters,
@@ -153,8 +151,8 @@ class SequenceReplay(Memory):
         """Slots that hold a sequence."""
         self.windows: dict[int, dict[Column, np.ndarray]] = {}
         """Each source's env copies' last steps, (B, sequence_length, ...) per column."""
-        self.filled: dict[int, int] = {}
-        """How many steps each source's windows hold."""
+        self.filled: dict[int, np.ndarray] = {}
+        """How many steps each source's copies' windows hold, (B,)."""
         self.sum_tree = SumTree(self.slots)
         self.min_tree = MinTree(self.slots)
         self.max_priority = 1.0
@@ -172,8 +170,10 @@ class SequenceReplay(Memory):
 
     def store(self, transition: Transition, stream: int = 0) -> None:
         """Add a step of a source's env copies to their windows; store each copy's window
-        as a sequence once it has ``period`` new steps."""
+        as a sequence once it has ``period`` new steps. A step of some copies names them
+        (`SLOT`): only their windows move on."""
         step = flatten_step(transition)
+        slots = step.pop(("extras", SLOT), None)
         for key in [k for k in step if k[0] == "extras" and k[1].startswith(NEXT_HIDDEN)]:
             del step[key]
         expected = {k for k in self.columns}
@@ -182,35 +182,55 @@ class SequenceReplay(Memory):
                 f"this sequence replay stores the columns {sorted(expected)}, got a step with "
                 f"{sorted(step)}"
             )
-        copies = len(transition)
+        copies = len(transition) if slots is None else int(slots.max(initial=-1)) + 1
         window = self.windows.get(stream)
         if window is None:
-            window = self.windows[stream] = {
-                k: np.zeros((copies, self.length, *v.shape[1:]), v.dtype) for k, v in step.items()
-            }
-            self.filled[stream] = 0
-        elif len(next(iter(window.values()))) != copies:
+            window = self.windows[stream] = _windows(step, copies, self.length)
+            self.filled[stream] = np.zeros(copies, dtype=np.int64)
+        elif slots is None and len(self.filled[stream]) != copies:
             raise CoachError(
-                f"source {stream} stored steps of {len(next(iter(window.values())))} env "
-                f"copies, now one of {copies}"
+                f"source {stream} stored steps of {len(self.filled[stream])} env copies, now "
+                f"one of {copies}"
             )
-        t = self.filled[stream]
+        elif copies > len(self.filled[stream]):  # copies not seen before
+            grown = _windows(step, copies, self.length)
+            for key, column in window.items():
+                grown[key][: len(column)] = column
+            window = self.windows[stream] = grown
+            filled = self.filled[stream]
+            self.filled[stream] = np.concatenate([filled, np.zeros(copies - len(filled), int)])
+        filled = self.filled[stream]
+        keep = self.length - self.period
+        if slots is None and (filled == filled[0]).all():  # every copy, in step
+            t = int(filled[0])
+            for key, value in step.items():
+                window[key][:, t] = value
+            filled += 1
+            if t + 1 == self.length:
+                self._store_sequences(window)
+                for column in window.values():
+                    column[:, :keep] = column[:, self.period :]
+                filled[:] = keep
+            return
+        rows = np.arange(copies) if slots is None else np.asarray(slots)
+        t = filled[rows]
         for key, value in step.items():
-            window[key][:, t] = value
-        self.filled[stream] = t + 1
-        if t + 1 == self.length:
-            self._store_sequences(window)
-            keep = self.length - self.period
+            window[key][rows, t] = value
+        filled[rows] += 1
+        full = rows[filled[rows] == self.length]
+        if len(full):
+            self._store_sequences(window, full)
             for column in window.values():
-                column[:, :keep] = column[:, self.period :]
-            self.filled[stream] = keep
+                column[full, :keep] = column[full, self.period :]
+            filled[full] = keep
 
-    def _store_sequences(self, window: dict[Column, np.ndarray]) -> None:
-        """The windows of every copy, as new sequences in the ring's next slots."""
-        copies = len(next(iter(window.values())))
+    def _store_sequences(self, window: dict[Column, np.ndarray], rows: Any = None) -> None:
+        """The windows of every copy (or of the copies ``rows``), as new sequences in the
+        ring's next slots."""
+        copies = len(next(iter(window.values()))) if rows is None else len(rows)
         slots = (self.position + np.arange(copies)) % self.slots
         for key, column in self.columns.items():
-            value = window[key]
+            value = window[key] if rows is None else window[key][rows]
             column[slots] = value[:, 0] if column.ndim == value.ndim - 1 else value
         self.sum_tree.update(slots, self.max_priority)
         self.min_tree.update(slots, self.max_priority)
@@ -291,7 +311,7 @@ class SequenceReplay(Memory):
             "max_priority": self.max_priority,
             "sample_calls": self.sample_calls,
             "windows": {
-                stream: {"filled": self.filled[stream], "steps": nest_step(window)}
+                stream: {"filled": self.filled[stream].copy(), "steps": nest_step(window)}
                 for stream, window in self.windows.items()
             },
         }
@@ -316,7 +336,17 @@ class SequenceReplay(Memory):
             int(stream): {k: np.array(v) for k, v in _flat(saved["steps"]).items()}
             for stream, saved in state["windows"].items()
         }
-        self.filled = {int(s): int(saved["filled"]) for s, saved in state["windows"].items()}
+        self.filled = {
+            int(s): np.broadcast_to(
+                saved["filled"], len(next(iter(self.windows[int(s)].values())))
+            ).astype(np.int64)
+            for s, saved in state["windows"].items()
+        }
+
+
+def _windows(step: dict[Column, np.ndarray], copies: int, length: int) -> dict[Column, np.ndarray]:
+    """Empty windows of ``length`` steps for ``copies`` copies, shaped like ``step``'s rows."""
+    return {k: np.zeros((copies, length, *v.shape[1:]), v.dtype) for k, v in step.items()}
 
 
 def _flat(nested: dict[str, Any]) -> dict[Column, np.ndarray]:

@@ -39,8 +39,9 @@ from coach.graph_managers.parameters import RunContext
 from coach.level_manager import Level
 from coach.memories.experience_replay import ExperienceReplay
 from coach.memories.hindsight import EpisodicHindsightExperienceReplay
+from coach.memories.memory import SLOT
 from coach.memories.open_episodes import as_transition
-from coach.memories.rollout import SLOT, Rollout
+from coach.memories.rollout import Rollout
 from coach.memories.rollout import RolloutParameters as RP
 from coach.parallel.exchange import ingest, ingest_slots
 from coach.parallel.in_flight import BlocksInFlight

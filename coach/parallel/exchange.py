@@ -4,16 +4,16 @@ learner's agent as if observed there (`ingest`, `ingest_slots`)."""
 
 from __future__ import annotations
 
-from typing import Any
-
 from dataclasses import replace
+from typing import Any
 
 import numpy as np
 
 from coach.agents.agent import Agent
 from coach.core.run_phase import RunPhase
 from coach.core.types import Transition
-from coach.memories.rollout import SLOT, Rollout
+from coach.memories.memory import SLOT
+from coach.memories.rollout import Rollout
 
 
 def policy_state(agent: Agent) -> dict[str, Any]:

@@ -48,7 +48,19 @@ class ObservationStackingFilter(ObservationFilter):
             )
         return StackedFrames(input_space, self.stack_size)
 
-    def filter(self, observation: np.ndarray, update: bool = True) -> np.ndarray:
+    def filter(
+        self, observation: np.ndarray, update: bool = True, rows: np.ndarray | None = None
+    ) -> np.ndarray:
+        if rows is not None:  # some copies stepped: theirs move on
+            if self.history is None or (len(rows) and rows.max() >= len(self.history)):
+                raise CoachError(
+                    "ObservationStackingFilter got a step of a copy before the first "
+                    "observation of its episode (start_episodes)"
+                )
+            stacks = np.concatenate([self.history[rows, 1:], observation[:, None]], axis=1)
+            self.history = self.history.copy()  # stacks handed out earlier stay as they are
+            self.history[rows] = stacks
+            return stacks
         if self.history is None or len(self.history) != len(observation):
             raise CoachError(
                 "ObservationStackingFilter got a step before the first observations of its "

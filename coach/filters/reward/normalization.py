@@ -60,7 +60,18 @@ class RewardNormalizationFilter(RewardFilter):
             f"epsilon={self.epsilon})"
         )
 
-    def filter(self, reward: np.ndarray, update: bool = True) -> np.ndarray:
+    def filter(
+        self, reward: np.ndarray, update: bool = True, rows: np.ndarray | None = None
+    ) -> np.ndarray:
+        if rows is not None:  # some copies stepped: their returns move on
+            self._grow(int(rows.max()) + 1 if len(rows) else 0)
+            assert self.returns is not None
+            returns = self.returns[rows] * self.discount + reward
+            self.returns[rows] = returns
+            if update:
+                self.stats.update(returns)
+            normalized = reward / np.sqrt(self.stats.var + self.epsilon)
+            return np.clip(normalized, -self.clip, self.clip).astype(np.float32)
         if self.returns is None:
             self.returns = np.zeros(len(reward), dtype=np.float64)
         if reward.shape != self.returns.shape:
@@ -74,8 +85,18 @@ class RewardNormalizationFilter(RewardFilter):
         normalized = reward / np.sqrt(self.stats.var + self.epsilon)
         return np.clip(normalized, -self.clip, self.clip).astype(np.float32)
 
+    def _grow(self, copies: int) -> None:
+        """Returns for at least ``copies`` copies (new ones at zero)."""
+        held = 0 if self.returns is None else len(self.returns)
+        if self.returns is None or held < copies:
+            grown = np.zeros(copies, dtype=np.float64)
+            grown[:held] = self.returns if self.returns is not None else []
+            self.returns = grown
+
     def reset(self, env_mask: np.ndarray) -> None:
         if self.returns is not None:
+            if len(self.returns) < len(env_mask):  # slots: copies that have not stepped yet
+                self._grow(len(env_mask))
             self.returns = np.where(env_mask, 0.0, self.returns)
 
     def state_dict(self) -> dict[str, Any]:

@@ -70,3 +70,17 @@ def test_masked_actions_are_passed_over_by_every_head_and_by_ucb() -> None:
     with np.errstate(all="raise"):
         assert ucb.get_action(values, RunPhase.TRAIN).tolist() == [2, 2]
     assert ucb.get_action(values, RunPhase.EVALUATE).tolist() == [0, 0]
+
+
+def test_copies_that_step_apart_each_follow_their_own_head() -> None:
+    policy = Bootstrapped(spaces.Discrete(2), np.random.default_rng(1), num_heads=3)
+    policy.rows = np.array([1])
+    one = policy.get_action(VALUES[:1], RunPhase.TRAIN)
+    assert len(policy.heads) == 2  # heads drawn for copies 0 and 1
+    policy.rows = np.array([0, 1])
+    both = policy.get_action(VALUES, RunPhase.TRAIN)
+    np.testing.assert_array_equal(both, policy.heads % 2)
+    assert both[1] == one[0]  # copy 1 kept its head
+    policy.rows = np.array([3])
+    policy.get_action(VALUES[:1], RunPhase.TRAIN)
+    assert len(policy.heads) == 4

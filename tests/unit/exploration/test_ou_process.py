@@ -273,3 +273,23 @@ def test_non_box_spaces_are_refused_naming_the_space(space: spaces.Space) -> Non
 def test_actions_of_the_wrong_shape_are_refused() -> None:
     with pytest.raises(CoachError, match=r"shape \(B, 2\)"):
         _ou().get_action(np.zeros(2), RunPhase.TRAIN)
+
+
+def test_a_step_of_some_copies_moves_only_their_processes() -> None:
+    every, some = _ou(seed=3), _ou(seed=3)
+    zeros = np.zeros((3, 2))
+    every.get_action(zeros, RunPhase.TRAIN)  # three copies' processes, from zero
+    some.rows = np.array([0, 1, 2])
+    some.get_action(zeros, RunPhase.TRAIN)
+    np.testing.assert_array_equal(some.state, every.state)
+    before = some.state.copy()
+    some.rows = np.array([2])
+    moved = some.get_action(np.zeros((1, 2)), RunPhase.TRAIN)
+    np.testing.assert_array_equal(some.state[:2], before[:2])  # the others wait
+    assert not np.array_equal(some.state[2], before[2])
+    np.testing.assert_allclose(moved[0], some.state[2])
+    some.rows = np.array([5])  # a copy not seen before starts at zero
+    some.get_action(np.zeros((1, 2)), RunPhase.TRAIN)
+    assert some.state.shape == (6, 2) and not some.state[3:5].any()
+    some.episode_ended(np.array([False, False, True, False, False, False]))
+    assert not some.state[2].any() and some.state[0].any()

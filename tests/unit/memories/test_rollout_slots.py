@@ -10,7 +10,9 @@ import pytest
 from gymnasium import spaces
 
 from coach.core.types import Transition
-from coach.memories.rollout import SLOT, Rollout, RolloutParameters, generalized_advantages
+from coach.memories.advantages import generalized_advantages
+from coach.memories.memory import SLOT
+from coach.memories.rollout import Rollout, RolloutParameters
 
 OBSERVATION = spaces.Dict({"observation": spaces.Box(-1e6, 1e6, (1,), np.float32)})
 EXTRAS = {"value": spaces.Box(-np.inf, np.inf, (), np.float32)}
@@ -185,3 +187,19 @@ def test_slots_beyond_the_first_steps_widen_the_block() -> None:
     assert rollout.num_envs == 7 and rollout.counts.tolist() == [1, 0, 0, 0, 0, 0, 1]
     assert rollout.columns["states"]["observation"][0, 6, 0] == 6000
     assert not rollout.full  # 2 of 4 x 7
+
+
+def test_sequences_follow_each_slots_own_steps_and_mark_where_they_run_past_them() -> None:
+    rollout = block()
+    taken = fill(rollout, 7)
+    seen = []
+    for batch in rollout.sequence_minibatches(2, 4):
+        states, valid = batch.states["observation"][..., 0], batch.extras["valid"]
+        assert states.shape == valid.shape and states.shape[0] == 2
+        for column, ok in zip(states.T, valid.T, strict=True):
+            assert ok[0] and column[0] % 2 == 0  # a sequence starts at an even step
+            kept = column[ok].astype(int)
+            np.testing.assert_array_equal(np.diff(kept), 1)  # consecutive steps of a slot
+            seen += kept.tolist()
+    expected = [1000 * slot + k for slot, own in enumerate(taken) for k in range(len(own))]
+    assert sorted(seen) == sorted(expected)

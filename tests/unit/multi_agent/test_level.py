@@ -234,15 +234,45 @@ def test_an_agent_stores_only_its_slots_outcomes_on_a_turn_based_game() -> None:
     assert (batch.states["observation"][:, 0] == batch.states["observation"][:, 1]).all()
 
 
-def test_an_agent_that_keeps_a_state_per_copy_is_refused_on_a_turn_based_game() -> None:
+def test_per_copy_filters_and_noise_follow_each_slot_on_a_turn_based_game() -> None:
     from coach.filters.observation.stacking import ObservationStackingFilter
+    from coach.filters.reward.normalization import RewardNormalizationFilter
 
     params = dqn()
     params.input_filter.observation_filters["observation"] = [ObservationStackingFilter(2)]
+    params.input_filter.reward_filters = [RewardNormalizationFilter()]
+    environment = PettingZooEnvironmentParameters(env=TURNS, num_envs=2).build()
+    spaces = environment.observation_spaces["player_0"], environment.action_spaces["player_0"]
+    agent = DQNAgent(params, *spaces, num_envs=4, seed=0)
+    level = MultiAgentLevelManager(
+        "main_level", {"agent": agent}, {"agent": Seats.stacked([0, 1], 2)}, environment
+    )
+    level.phase = RunPhase.HEATUP
+    level.reset(seed=2)
+    for _ in range(9):
+        level.step()
+    batch = agent.memory.sample(64)
+    stacks = batch.states["observation"]  # (64, 2 frames, 6): [player, mover, moves, ...]
+    # every frame of a stored stack is its own player's, and the frames are its own turns:
+    # two moves apart within an episode (or the first observation repeated at its start)
+    assert (stacks[:, :, 0] == stacks[:, :1, 0]).all()
+    same_episode = stacks[:, 0, 4] == stacks[:, 1, 4]
+    gap = stacks[:, 1, 2] - stacks[:, 0, 2]
+    assert np.isin(gap[same_episode], [0, 2]).all() and (gap[same_episode] == 2).any()
+    assert len(agent.input_filter.reward_filters[0].returns) == 4  # a return per slot
+
+
+def test_an_agent_whose_memory_keeps_each_copys_steps_in_order_is_refused() -> None:
+    from coach.memories.hindsight import EpisodicHindsightExperienceReplayParameters
+
+    params = dqn()
+    params.memory = EpisodicHindsightExperienceReplayParameters(
+        achieved_goal_key="observation", desired_goal_key="observation"
+    )
     environment = PettingZooEnvironmentParameters(env=TURNS, num_envs=1).build()
     spaces = environment.observation_spaces["player_0"], environment.action_spaces["player_0"]
     agent = DQNAgent(params, *spaces, num_envs=2, seed=0)
-    with pytest.raises(CoachError, match=r"turn-based.*ObservationStackingFilter"):
+    with pytest.raises(CoachError, match=r"turn-based.*EpisodicHindsightExperienceReplay"):
         MultiAgentLevelManager(
             "main_level", {"agent": agent}, {"agent": Seats.stacked([0, 1], 1)}, environment
         )
@@ -329,3 +359,78 @@ def test_an_on_policy_agent_fills_each_slots_column_with_its_own_moves() -> None
     for _ in range(20):  # the next blocks, learned from as they fill
         level.step()
     assert agent.training_rounds >= 2
+
+
+def test_a_recurrent_agent_carries_each_slots_hidden_state_through_its_own_turns() -> None:
+    from coach.agents.clipped_ppo import ClippedPPOAgent, ClippedPPOAgentParameters
+    from coach.agents.on_policy import actor_critic_networks
+    from coach.core.recurrent_columns import EPISODE_START, hidden_key, next_hidden_key
+    from coach.networks import CategoricalPolicyHeadParameters
+    from coach.networks.parameters import RecurrentParameters
+
+    params = ClippedPPOAgentParameters()
+    params.memory.rollout_length = 8
+    params.algorithm.sequence_length = 4
+    params.algorithm.batch_size = 16
+    params.network_wrappers = actor_critic_networks(
+        CategoricalPolicyHeadParameters(), 3e-4, [16], recurrent=RecurrentParameters(size=8)
+    )
+    environment = PettingZooEnvironmentParameters(env=TURNS, num_envs=2).build()
+    spaces = environment.observation_spaces["player_0"], environment.action_spaces["player_0"]
+    agent = ClippedPPOAgent(params, *spaces, num_envs=4, seed=0)
+    level = MultiAgentLevelManager(
+        "main_level", {"agent": agent}, {"agent": Seats.stacked([0, 1], 2)}, environment
+    )
+    level.phase = RunPhase.TRAIN
+    level.reset(seed=3)
+    rollout = agent.rollout
+    agent.train = lambda: 0  # type: ignore[method-assign]
+    while not rollout.full:
+        level.step()
+    del agent.train
+    assert not rollout.aligned
+    extras = rollout.columns["extras"]
+    for name in ("actor", "critic"):
+        before, after = extras[hidden_key(name)], extras[next_hidden_key(name)]
+        for slot in range(4):
+            count = rollout.counts[slot]
+            starts = extras[EPISODE_START][:count, slot]
+            # a slot's step is decided from the state its own last step left (zeroed where
+            # its episode starts), whatever the other slots did in between
+            np.testing.assert_array_equal(
+                before[1:count, slot][~starts[1:]], after[: count - 1, slot][~starts[1:]]
+            )
+            assert not before[:count, slot][starts].any()
+    sequences = list(rollout.sequence_minibatches(4, 16, [hidden_key("actor")]))
+    covered = sum(int(batch.extras["valid"].sum()) for batch in sequences)
+    assert covered == len(rollout) and any(not b.extras["valid"].all() for b in sequences)
+    assert agent.train() > 0 and agent.training_rounds == 1
+
+
+def test_a_sequence_replay_keeps_each_slots_own_turns_in_its_sequences() -> None:
+    from coach.agents.r2d2 import R2D2Agent, R2D2AgentParameters
+    from coach.memories.sequence_replay import SequenceReplayParameters
+
+    params = R2D2AgentParameters()
+    params.memory = SequenceReplayParameters(max_size=400, sequence_length=4, overlap=2)
+    params.algorithm.batch_size = 4
+    params.network_wrappers["main"].middleware.recurrent.size = 8  # type: ignore[union-attr]
+    params.network_wrappers["main"].middleware.scheme = [8]
+    environment = PettingZooEnvironmentParameters(env=TURNS, num_envs=2).build()
+    spaces = environment.observation_spaces["player_0"], environment.action_spaces["player_0"]
+    agent = R2D2Agent(params, *spaces, num_envs=4, seed=0)
+    level = MultiAgentLevelManager(
+        "main_level", {"agent": agent}, {"agent": Seats.stacked([0, 1], 2)}, environment
+    )
+    level.phase = RunPhase.HEATUP
+    level.reset(seed=4)
+    for _ in range(30):
+        level.step()
+    memory = agent.memory
+    assert memory.size >= 8 and memory.filled[0].tolist() != [memory.filled[0][0]] * 4
+    states = memory.columns[("state", "observation")][: memory.size]  # (sequences, 4, 6)
+    for sequence, nxt in zip(states, memory.columns[("next_state", "observation")], strict=False):
+        assert (sequence[:, 0] == sequence[0, 0]).all()  # one player's steps
+        assert (sequence[:, 0] == sequence[:, 1]).all()  # each at its own turn
+        going_on = sequence[1:, 4] == sequence[:-1, 4]  # within one episode: its next turn
+        np.testing.assert_array_equal(nxt[:-1][going_on], sequence[1:][going_on])

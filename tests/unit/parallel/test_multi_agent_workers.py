@@ -143,7 +143,7 @@ def test_an_on_policy_learner_takes_turn_based_blocks_from_every_worker(
 def test_a_workers_slots_keep_their_columns_in_the_learners_block() -> None:
     from coach.agents.clipped_ppo import ClippedPPOAgent, ClippedPPOAgentParameters
     from coach.core.types import Transition
-    from coach.memories.rollout import SLOT
+    from coach.memories.memory import SLOT
     from coach.parallel.exchange import ingest_slots
 
     observation = spaces.Dict({"observation": spaces.Box(-1e6, 1e6, (1,), np.float32)})
