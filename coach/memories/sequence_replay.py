@@ -213,9 +213,9 @@ class SequenceReplay(Memory):
                 filled[:] = keep
             return
         rows = np.arange(copies) if slots is None else np.asarray(slots)
-        t = filled[rows]
+        at = filled[rows]
         for key, value in step.items():
-            window[key][rows, t] = value
+            window[key][rows, at] = value
         filled[rows] += 1
         full = rows[filled[rows] == self.length]
         if len(full):
