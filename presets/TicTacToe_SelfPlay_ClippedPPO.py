@@ -1,9 +1,11 @@
-"""Tic-tac-toe (PettingZoo classic) learned by Clipped PPO in self-play: the same game, seats
-and pool of past snapshots as `TicTacToe_SelfPlay_DQN`, with an on-policy agent. The learner
-moves only at its turns, in the seat it drew: each of its slots (a player id in one copy)
-fills its own column of the rollout block, GAE runs over each slot's own moves, and a block
-is learned from once it holds 64 moves per slot. Illegal moves are masked out of the policy's
-distribution, in acting and in learning.
+"""Tic-tac-toe (PettingZoo classic) learned by Clipped PPO in self-play: the game, the seats
+and the evaluations of `TicTacToe_SelfPlay_DQN`, with an on-policy agent. The learner moves
+only at its turns, in the seat it drew: each of its slots (one per copy) fills its own column
+of the rollout block, GAE runs over each slot's own moves, and a block is learned from once
+it holds 128 moves per slot. Illegal moves are masked out of the policy's distribution, in
+acting and in learning. Its opponents are snapshots taken every 50,000 moves, the 20 newest
+kept: a wider pool than the DQN's, which a policy-gradient learner needs to keep winning
+against players unlike itself. The learning rate falls to zero over the run.
 
 Evaluations, ``best.pt`` and the golden tests are those of `TicTacToe_SelfPlay_DQN`."""
 
@@ -11,6 +13,7 @@ from coach import (
     ClippedPPOAgentParameters,
     EnvironmentEpisodes,
     EnvironmentSteps,
+    LinearSchedule,
     MultiAgentGraphManager,
     PettingZooEnvironmentParameters,
     PresetValidation,
@@ -20,19 +23,20 @@ from coach import (
 from coach.agents.on_policy import actor_critic_networks
 from coach.networks import CategoricalPolicyHeadParameters
 
-BUDGET = 500_000
-"""Moves of both players, summed over the environment copies."""
+BUDGET = 2_000_000
+"""Moves of both players, summed over the environment copies (the learner's are half)."""
 
 agent = ClippedPPOAgentParameters()
 agent.name = "player"
 agent.algorithm.discount = 0.99
 agent.algorithm.gae_lambda = 0.95
 agent.algorithm.epochs = 10
-agent.algorithm.batch_size = 256
+agent.algorithm.batch_size = 512
 agent.algorithm.entropy_coefficient = 0.01
-agent.memory.rollout_length = 64
+agent.algorithm.learning_rate_schedule = LinearSchedule(3e-4, 0.0, BUDGET // 2)
+agent.memory.rollout_length = 128
 agent.network_wrappers = actor_critic_networks(
-    CategoricalPolicyHeadParameters(), learning_rate=1e-3, scheme=[128, 128], activation="relu"
+    CategoricalPolicyHeadParameters(), learning_rate=3e-4, scheme=[128, 128], activation="relu"
 )
 
 graph_manager = MultiAgentGraphManager(
@@ -45,7 +49,7 @@ graph_manager = MultiAgentGraphManager(
         evaluation_steps=EnvironmentEpisodes(500),
     ),
     self_play=SelfPlayParameters(
-        learner="player", snapshot_every=EnvironmentSteps(5_000), pool_size=5
+        learner="player", snapshot_every=EnvironmentSteps(50_000), pool_size=20
     ),
 )
 

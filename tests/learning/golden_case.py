@@ -176,7 +176,9 @@ def run_case(
         return GoldenResult(**json.loads((folder / RESULT).read_text()))
     folder.mkdir(parents=True, exist_ok=True)
     result = _run_case(name, seed, workers, backend, folder, checkpoint_seconds)
-    (folder / RESULT).write_text(json.dumps(asdict(result)))
+    partial = folder / f"{RESULT}.partial"
+    partial.write_text(json.dumps(asdict(result)))
+    partial.replace(folder / RESULT)
     return result
 
 
@@ -212,8 +214,10 @@ def _run_case(
     def stop_when(result: EvaluationResult) -> bool:
         spent = Spent.of(graph)
         marks.append((spent.within(validation), offset + time.perf_counter() - start))
-        if kept:
-            (directory / MARKS).write_text(json.dumps(marks))
+        if kept:  # whole or not at all: the runner may be killed at any moment
+            partial = directory / f"{MARKS}.partial"
+            partial.write_text(json.dumps(marks))
+            partial.replace(directory / MARKS)
         broken = _broken(validation, graph.evaluations, [inside for inside, _ in marks])
         # Train to the end of the budgets (a preset may train for longer), so that the
         # final agent shows what became of the best one.
