@@ -157,6 +157,27 @@ def dqn(num_envs: int = 1) -> DQNAgentParameters:
     return params
 
 
+def on_turns(agent_class: Any, params: Any, copies: int, seed: int = 0) -> tuple[Any, Any]:
+    """An agent of ``agent_class`` playing both players of the turn-taking game in each of
+    ``copies`` copies (slot ``p * copies + c``), and its level (in training)."""
+    environment = PettingZooEnvironmentParameters(env=TURNS, num_envs=copies).build()
+    spaces = environment.observation_spaces["player_0"], environment.action_spaces["player_0"]
+    agent = agent_class(params, *spaces, num_envs=2 * copies, seed=seed)
+    seats = {"agent": Seats.stacked([0, 1], copies)}
+    level = MultiAgentLevelManager("main_level", {"agent": agent}, seats, environment)
+    level.phase = RunPhase.TRAIN
+    return agent, level
+
+
+def fill_block(agent: Any, level: Any) -> Any:
+    """Step ``level`` until ``agent``'s rollout block is full, without learning from it."""
+    agent.train = lambda: 0  # the level trains its agents every step: held back a while
+    while not agent.rollout.full:
+        level.step()
+    del agent.train
+    return agent.rollout
+
+
 def test_a_shared_agent_computes_what_one_agent_computes_on_the_stacked_batch() -> None:
     params = dqn()
     environment = PettingZooEnvironmentParameters(env=LEAVING, num_envs=2, kwargs={"leave_at": 99})
@@ -211,13 +232,7 @@ def test_a_shared_agent_computes_what_one_agent_computes_on_the_stacked_batch() 
 
 
 def test_an_agent_stores_only_its_slots_outcomes_on_a_turn_based_game() -> None:
-    params = dqn()
-    environment = PettingZooEnvironmentParameters(env=TURNS, num_envs=3).build()
-    spaces = environment.observation_spaces["player_0"], environment.action_spaces["player_0"]
-    agent = DQNAgent(params, *spaces, num_envs=6, seed=0)
-    level = MultiAgentLevelManager(
-        "main_level", {"agent": agent}, {"agent": Seats.stacked([0, 1], 3)}, environment
-    )
+    agent, level = on_turns(DQNAgent, dqn(), copies=3)
     level.phase = RunPhase.HEATUP
     level.reset(seed=1)
     outcomes = 0
@@ -241,12 +256,7 @@ def test_per_copy_filters_and_noise_follow_each_slot_on_a_turn_based_game() -> N
     params = dqn()
     params.input_filter.observation_filters["observation"] = [ObservationStackingFilter(2)]
     params.input_filter.reward_filters = [RewardNormalizationFilter()]
-    environment = PettingZooEnvironmentParameters(env=TURNS, num_envs=2).build()
-    spaces = environment.observation_spaces["player_0"], environment.action_spaces["player_0"]
-    agent = DQNAgent(params, *spaces, num_envs=4, seed=0)
-    level = MultiAgentLevelManager(
-        "main_level", {"agent": agent}, {"agent": Seats.stacked([0, 1], 2)}, environment
-    )
+    agent, level = on_turns(DQNAgent, params, copies=2)
     level.phase = RunPhase.HEATUP
     level.reset(seed=2)
     for _ in range(9):
@@ -269,13 +279,8 @@ def test_an_agent_whose_memory_keeps_each_copys_steps_in_order_is_refused() -> N
     params.memory = EpisodicHindsightExperienceReplayParameters(
         achieved_goal_key="observation", desired_goal_key="observation"
     )
-    environment = PettingZooEnvironmentParameters(env=TURNS, num_envs=1).build()
-    spaces = environment.observation_spaces["player_0"], environment.action_spaces["player_0"]
-    agent = DQNAgent(params, *spaces, num_envs=2, seed=0)
     with pytest.raises(CoachError, match=r"turn-based.*EpisodicHindsightExperienceReplay"):
-        MultiAgentLevelManager(
-            "main_level", {"agent": agent}, {"agent": Seats.stacked([0, 1], 1)}, environment
-        )
+        on_turns(DQNAgent, params, copies=1)
 
 
 def test_mapping_patterns_assign_every_id_once() -> None:
@@ -330,19 +335,9 @@ def test_an_on_policy_agent_fills_each_slots_column_with_its_own_moves() -> None
     params = ClippedPPOAgentParameters()
     params.memory.rollout_length = 6
     params.algorithm.batch_size = 12
-    environment = PettingZooEnvironmentParameters(env=TURNS, num_envs=3).build()
-    spaces = environment.observation_spaces["player_0"], environment.action_spaces["player_0"]
-    agent = ClippedPPOAgent(params, *spaces, num_envs=6, seed=0)
-    level = MultiAgentLevelManager(
-        "main_level", {"agent": agent}, {"agent": Seats.stacked([0, 1], 3)}, environment
-    )
-    level.phase = RunPhase.TRAIN
+    agent, level = on_turns(ClippedPPOAgent, params, copies=3)
     level.reset(seed=1)
-    rollout = agent.rollout
-    agent.train = lambda: 0  # type: ignore[method-assign]  # the level's, held back a while
-    while not rollout.full:
-        level.step()
-    del agent.train
+    rollout = fill_block(agent, level)
     assert len(rollout) >= 36 and not rollout.aligned  # 6 moves per slot, over the slots
     c = rollout.columns
     for slot in range(6):
@@ -375,19 +370,9 @@ def test_a_recurrent_agent_carries_each_slots_hidden_state_through_its_own_turns
     params.network_wrappers = actor_critic_networks(
         CategoricalPolicyHeadParameters(), 3e-4, [16], recurrent=RecurrentParameters(size=8)
     )
-    environment = PettingZooEnvironmentParameters(env=TURNS, num_envs=2).build()
-    spaces = environment.observation_spaces["player_0"], environment.action_spaces["player_0"]
-    agent = ClippedPPOAgent(params, *spaces, num_envs=4, seed=0)
-    level = MultiAgentLevelManager(
-        "main_level", {"agent": agent}, {"agent": Seats.stacked([0, 1], 2)}, environment
-    )
-    level.phase = RunPhase.TRAIN
+    agent, level = on_turns(ClippedPPOAgent, params, copies=2)
     level.reset(seed=3)
-    rollout = agent.rollout
-    agent.train = lambda: 0  # type: ignore[method-assign]
-    while not rollout.full:
-        level.step()
-    del agent.train
+    rollout = fill_block(agent, level)
     assert not rollout.aligned
     extras = rollout.columns["extras"]
     for name in ("actor", "critic"):
@@ -416,12 +401,7 @@ def test_a_sequence_replay_keeps_each_slots_own_turns_in_its_sequences() -> None
     params.algorithm.batch_size = 4
     params.network_wrappers["main"].middleware.recurrent.size = 8  # type: ignore[union-attr]
     params.network_wrappers["main"].middleware.scheme = [8]
-    environment = PettingZooEnvironmentParameters(env=TURNS, num_envs=2).build()
-    spaces = environment.observation_spaces["player_0"], environment.action_spaces["player_0"]
-    agent = R2D2Agent(params, *spaces, num_envs=4, seed=0)
-    level = MultiAgentLevelManager(
-        "main_level", {"agent": agent}, {"agent": Seats.stacked([0, 1], 2)}, environment
-    )
+    agent, level = on_turns(R2D2Agent, params, copies=2)
     level.phase = RunPhase.HEATUP
     level.reset(seed=4)
     for _ in range(30):
