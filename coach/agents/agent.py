@@ -32,7 +32,7 @@ from coach.agents.learning import Clock, Learner
 from coach.agents.log import AgentLog, NullLog, log_ended_episodes
 from coach.agents.networks import build_networks
 from coach.agents.parameters import AgentParameters
-from coach.agents.slots import begin_rows, observe_rows
+from coach.agents.slots import begin_rows, named_slots, observe_rows
 from coach.core.run_phase import EVALUATE, TRAIN, RunPhase
 from coach.core.types import ActionInfo, EnvResponse, Observation, Transition, any_set
 from coach.errors import CoachError
@@ -290,6 +290,8 @@ class Agent:
         """Keep a step for learning (default: in the memory, as it is); ``info`` is the
         action record the step was taken with, ``rows`` the copies of its rows (``None``:
         every copy, in order)."""
+        if rows is not None or self.acts_in_slots:
+            step = named_slots(self, step, rows)
         if self.memory is not None:
             self.memory.store(step)
 

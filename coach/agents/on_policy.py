@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -34,11 +34,12 @@ from coach.agents.on_policy_learning import (
     actor_and_critic,
 )
 from coach.agents.parameters import AgentParameters
+from coach.agents.slots import named_slots
 from coach.core.action_masks import ACTION_MASK, MASKED_FILL, masked_values
 from coach.core.run_phase import RunPhase
 from coach.core.types import ActionInfo, EnvResponse, Observation, Transition
 from coach.errors import CoachError
-from coach.memories.memory import SLOT, MemoryParameters
+from coach.memories.memory import MemoryParameters
 from coach.memories.rollout import Rollout, RolloutParameters
 from coach.networks.distributions import CategoricalDistribution, GaussianDistribution
 from coach.networks.heads import (
@@ -285,11 +286,9 @@ class OnPolicyAgent(Agent):
         if self.phase is not RunPhase.TRAIN:
             return
         assert self.memory is not None  # the rollout, or a rollout worker's outbox
-        if rows is None and self.acts_in_slots and not isinstance(self.memory, Rollout):
-            rows = np.arange(self.num_envs)  # a worker's: the learner's block places them
-        if rows is not None:
-            step = replace(step, extras={**step.extras, SLOT: rows})
-            if isinstance(self.memory, Rollout):
+        if rows is not None or self.acts_in_slots:
+            step = named_slots(self, step, rows)
+            if rows is not None and isinstance(self.memory, Rollout):
                 self.memory.reserve(self.num_envs)  # a block of all its slots
         self.memory.store(step)
 

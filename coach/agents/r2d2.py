@@ -21,10 +21,9 @@ With an action mask, the argmax (or max) runs over each successor's legal action
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any
 
-import numpy as np
 import torch
 
 from coach import validation as check
@@ -33,8 +32,8 @@ from coach.agents.learning import Learner
 from coach.agents.q_learning import DQNAlgorithmParameters, QAgent, QLearner, regression_rows
 from coach.core.action_masks import ACTION_MASK, MASKED_FILL, masked_values
 from coach.core.recurrent_columns import EPISODE_START, hidden_key
-from coach.core.types import ActionInfo, Batch, Transition
-from coach.memories.memory import SLOT, MemoryParameters
+from coach.core.types import Batch
+from coach.memories.memory import MemoryParameters
 from coach.memories.sequence_replay import SequenceReplayParameters
 from coach.networks.network_wrapper import NetworkWrapper
 from coach.networks.parameters import MiddlewareParameters, NetworkParameters, RecurrentParameters
@@ -122,13 +121,6 @@ class R2D2Agent(QAgent):
 
     def memory_extras(self) -> dict[str, Any]:
         return {}  # the steps as they are (the hidden states come with every recurrent agent)
-
-    def store(self, step: Transition, info: ActionInfo, rows: np.ndarray | None = None) -> None:
-        # A step of some slots (a turn-based game) names them: the sequence replay (or a
-        # worker's outbox, for the learner's stream of that worker) keeps each slot's own.
-        if rows is not None:
-            step = replace(step, extras={**step.extras, SLOT: rows})
-        super().store(step, info, rows)
 
     def make_learner(self) -> Learner:
         return R2D2Learner(**self.learner_arguments())

@@ -7,28 +7,33 @@ simultaneous one. Its action's outcome may then come several steps later, after 
 of the same agent acted. `ActionRecords` keeps each slot's last action record until its
 outcome comes, so that the step stored is the one the slot took; `observe_rows` stores and
 moves on the slots an outcome came for, `begin_rows` starts the slots whose id decides for
-the first time in an episode without one. Everything an agent keeps per copy must take any
-subset of them (`partial_rows_problem` says what cannot).
+the first time in an episode without one. Everything an agent keeps per copy takes any
+subset of them: the policy's hidden states and exploration state step only for the slots
+that decide (`Policy.act`), its per-copy filters only for the rows given, and a memory that
+keeps each copy's steps in order gets the rows' slots with the step (`named_slots`).
 """
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any, Protocol
 
 import numpy as np
 
 from coach.agents.acting import Policy
 from coach.core.run_phase import EVALUATE, RunPhase
-from coach.core.types import ActionInfo, EnvResponse, Observation
+from coach.core.types import ActionInfo, EnvResponse, Observation, Transition
 from coach.exploration.exploration_policy import ExplorationPolicy
 from coach.filters.pipeline import InputFilter
-from coach.memories.memory import Memory
+from coach.memories.memory import SLOT, Memory
 
 
 class SlotAgent(Protocol):
     """What the functions here read and move on of an agent (`coach.agents.agent.Agent`)."""
 
     num_envs: int
+    params: Any
+    learns: bool
     phase: RunPhase
     state: Observation
     env_steps: int
@@ -101,11 +106,17 @@ def _like(value: np.ndarray, rows: int) -> np.ndarray:
     return np.zeros((rows, *value.shape[1:]), dtype=value.dtype)
 
 
-def partial_rows_problem(agent: SlotAgent) -> str | None:
-    """Why ``agent`` cannot act and learn in some of its copies at a time, or ``None``."""
-    if agent.memory is not None and agent.memory.per_copy_state:
-        return f"its memory ({type(agent.memory).__name__}) keeps each copy's steps in order"
-    return None
+def named_slots(agent: SlotAgent, step: Transition, rows: np.ndarray | None) -> Transition:
+    """``step`` with its rows' slots named in the `SLOT` column, where the agent's memory
+    keeps each slot's steps in order (its parameters' ``ordered``): the steps of some slots
+    (``rows``), and on a rollout worker every step (the learner's memory places them)."""
+    if not getattr(agent.params.memory, "ordered", False):
+        return step
+    if rows is None:
+        if agent.learns:
+            return step  # every slot, in order: as the memory takes a single agent's steps
+        rows = np.arange(agent.num_envs)
+    return replace(step, extras={**step.extras, SLOT: rows})
 
 
 def observe_rows(

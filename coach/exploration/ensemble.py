@@ -49,8 +49,6 @@ class BootstrappedParameters:
 class Bootstrapped(ExplorationPolicy):
     """Greedy on a head drawn per env and per episode; the ensemble mean in evaluation."""
 
-    per_copy_state = True
-
     def __init__(
         self, action_space: spaces.Space[Any], rng: np.random.Generator, num_heads: int
     ) -> None:

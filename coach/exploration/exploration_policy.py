@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from typing import Any, ClassVar, Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 from gymnasium import spaces
@@ -70,10 +70,6 @@ class ExplorationPolicy(ABC):
     The policy keeps the count of exploratory steps it was asked for; its schedules are
     functions of that count, so a checkpoint restores the policy by restoring the count.
     """
-
-    per_copy_state: ClassVar[bool] = False
-    """The policy keeps a state per environment copy (noise, a head per episode): a step for
-    some copies only names them (`rows`)."""
 
     def __init__(self, action_space: spaces.Space[Any], rng: np.random.Generator) -> None:
         self.action_space = action_space

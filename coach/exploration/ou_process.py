@@ -87,8 +87,6 @@ class OUProcess(ExplorationPolicy):
         noise_as_percentage_from_action_space: Whether the process is in units of the range.
     """
 
-    per_copy_state = True
-
     def __init__(
         self,
         action_space: spaces.Space[Any],

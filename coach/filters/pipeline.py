@@ -140,10 +140,6 @@ class InputFilter:
     def _all(self) -> list[Any]:
         return [f for fs in self.observation_filters.values() for f in fs] + self.reward_filters
 
-    def per_copy_filters(self) -> list[str]:
-        """The names of the filters that keep a history per environment copy."""
-        return [type(f).__name__ for f in self._all() if f.per_copy_state]
-
     def running_statistics(self) -> list[RunningMeanStd]:
         """The running statistics the filters learn (normalizations), in a fixed order:
         rollout workers and the learner keep theirs in step."""

@@ -11,7 +11,7 @@ termination recomputed for the new goal by a `GoalReward`, without the environme
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 from gymnasium import spaces
@@ -22,7 +22,7 @@ from coach.core.spaces import StackedFrames
 from coach.core.types import Batch, Transition
 from coach.errors import CoachError
 from coach.memories.experience_replay import ExperienceReplay
-from coach.memories.memory import Memory
+from coach.memories.memory import SLOT, Memory
 from coach.memories.open_episodes import OpenEpisodes, flatten_step
 from coach.validation import InvalidParameter
 
@@ -33,6 +33,10 @@ GOAL_SELECTION_METHODS = ("final", "future", "episode", "random")
 @dataclass(slots=True, kw_only=True)
 class EpisodicHindsightExperienceReplayParameters:
     """A uniform replay memory that adds hindsight copies of every finished episode."""
+
+    ordered: ClassVar[bool] = True
+    """The memory keeps each copy's steps in order: a step of some copies names them
+    (`coach.memories.memory.SLOT`)."""
 
     max_size: int = 1_000_000
     """Capacity in rows (regular and hindsight); the oldest are overwritten first."""
@@ -145,8 +149,6 @@ class EpisodicHindsightExperienceReplay(ExperienceReplay):
         desired_goal_key: The observation key of the desired goal.
     """
 
-    per_copy_state = True
-
     def __init__(
         self,
         capacity: int,
@@ -212,22 +214,25 @@ class EpisodicHindsightExperienceReplay(ExperienceReplay):
         if self._restoring:  # saved rows, hindsight copies included: into the ring as they are
             super().store(transition)
             return
-        if set(transition.extras) != set(self.extras):
+        step = flatten_step(transition)
+        slots = step.pop(("extras", SLOT), None)  # a step of some copies: theirs go on
+        if {key for name, key in step if name == "extras"} != set(self.extras):
             raise CoachError(
                 f"this memory stores the columns {sorted(self.extras)} with each step, "
                 f"got {sorted(transition.extras)}"
             )
-        step = flatten_step(transition)
-        num_envs = len(transition)
+        num_envs = len(transition) if slots is None else int(slots.max(initial=-1)) + 1
         episodes = self._streams.get(stream)
         if episodes is None:
             episodes = self._streams[stream] = OpenEpisodes.empty(step, num_envs)
-        elif num_envs != episodes.num_envs:
+        elif slots is None and num_envs != episodes.num_envs:
             raise CoachError(
                 f"this hindsight memory keeps the episodes of {episodes.num_envs} envs, "
                 f"got a step of {num_envs}"
             )
-        too_long = np.flatnonzero(episodes.lengths >= self.max_episode_steps)
+        episodes.widen(num_envs)
+        envs = np.arange(len(transition)) if slots is None else np.asarray(slots)
+        too_long = envs[episodes.lengths[envs] >= self.max_episode_steps]
         if too_long.size:
             raise CoachError(
                 f"env {too_long[0]}'s episode has more than {self.max_episode_steps} steps: "
@@ -235,8 +240,8 @@ class EpisodicHindsightExperienceReplay(ExperienceReplay):
                 f"capacity of {self.capacity}; raise max_size or lower "
                 f"hindsight_transitions_per_regular_transition"
             )
-        episodes.append(step)
-        for env in np.flatnonzero(transition.done):
+        episodes.append(step, None if slots is None else envs)
+        for env in envs[transition.done]:
             self._store_episode(episodes.pop(int(env)))
 
     def end_episodes(self) -> None:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from typing import Any, ClassVar, Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 from gymnasium import spaces
@@ -59,12 +59,6 @@ class TakesSubgoalPenalties(Protocol):
 
 class Memory(ABC):
     """Stores batches of transitions and hands back `Batch` samples."""
-
-    per_copy_state: ClassVar[bool] = False
-    """The memory keeps each copy's steps in order and must be given a step of every copy
-    each time (hindsight replay's open episodes). Memories that keep them in order but take
-    steps of some copies, named in the `SLOT` column, do not set it (rollout blocks,
-    sequence replay)."""
 
     @abstractmethod
     def store(self, transition: Transition) -> None:

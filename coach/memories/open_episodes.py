@@ -71,23 +71,37 @@ class OpenEpisodes:
     def num_envs(self) -> int:
         return len(self.lengths)
 
-    def append(self, step: dict[tuple[str, str], np.ndarray]) -> None:
-        """Add a step of every env (one row per env) at the end of its episode."""
+    def widen(self, num_envs: int) -> None:
+        """Room for the episodes of ``num_envs`` envs (the new ones empty)."""
+        if num_envs <= self.num_envs:
+            return
+        for name, column in self.columns.items():
+            grown = np.zeros((num_envs, *column.shape[1:]), column.dtype)
+            grown[: self.num_envs] = column
+            self.columns[name] = grown
+        self.lengths = np.concatenate([self.lengths, np.zeros(num_envs - self.num_envs, int)])
+
+    def append(
+        self, step: dict[tuple[str, str], np.ndarray], envs: np.ndarray | None = None
+    ) -> None:
+        """Add a step of every env (one row per env), or of the envs ``envs`` (row for row),
+        at the end of its episode."""
         if set(step) != set(self.columns):
             raise CoachError(
                 f"a step must give the same observation keys and columns each time: the "
                 f"first gave {sorted(self.columns)}, this one {sorted(step)}"
             )
         room = next(iter(self.columns.values())).shape[1]
-        if self.lengths.max(initial=0) >= room:
+        envs = np.arange(self.num_envs) if envs is None else envs
+        lengths = self.lengths[envs]
+        if lengths.max(initial=0) >= room:
             for name, column in self.columns.items():
                 grown = np.zeros((self.num_envs, 2 * room, *column.shape[2:]), column.dtype)
                 grown[:, :room] = column
                 self.columns[name] = grown
-        envs = np.arange(self.num_envs)
         for name, column in self.columns.items():
-            column[envs, self.lengths] = step[name]
-        self.lengths += 1
+            column[envs, lengths] = step[name]
+        self.lengths[envs] += 1
 
     def pop(self, env: int) -> Transition:
         """Env ``env``'s episode, its steps as rows (views, valid until the next `append`),

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Collection, Iterator
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 from gymnasium import spaces
@@ -37,6 +37,10 @@ VALID = "valid"
 @dataclass(slots=True, kw_only=True)
 class RolloutParameters:
     """An on-policy rollout block."""
+
+    ordered: ClassVar[bool] = True
+    """The memory keeps each copy's steps in order: a step of some copies names them
+    (`coach.memories.memory.SLOT`)."""
 
     rollout_length: int = 2048
     """Steps per slot in one block (T): per env copy, or per agent id in each copy."""

@@ -22,7 +22,7 @@ batch's ``weights`` correct the bias as in prioritized replay (Schaul et al., 20
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 from gymnasium import spaces
@@ -44,6 +44,10 @@ Column = tuple[str, str]
 @dataclass(slots=True, kw_only=True)
 class SequenceReplayParameters:
     """A replay of fixed-length sequences (R2D2), sampled by priority."""
+
+    ordered: ClassVar[bool] = True
+    """The memory keeps each copy's steps in order: a step of some copies names them
+    (`coach.memories.memory.SLOT`)."""
 
     max_size: int = 100_000
     """Capacity in steps (whole sequences: ``max_size // sequence_length`` of them)."""

@@ -25,7 +25,7 @@ import numpy as np
 from gymnasium import spaces
 
 from coach.agents.agent import Agent
-from coach.agents.slots import ActionRecords, partial_rows_problem
+from coach.agents.slots import ActionRecords
 from coach.core.run_phase import RunPhase
 from coach.core.types import ActionInfo, EnvResponse, Observation
 from coach.environments.multi_agent import MultiAgentEnvironment, MultiAgentResponse
@@ -102,29 +102,14 @@ class MultiAgentLevelManager(Level):
         self.records = {name: ActionRecords(actor.num_envs) for name, actor in agents.items()}
         """Each slot's last action record, until its outcome comes (`ActionRecords`)."""
         self._agents = {name: a for name, a in agents.items() if isinstance(a, Agent)}
-        self._problems = {name: partial_rows_problem(a) for name, a in self._agents.items()}
-        """Why each agent cannot act in some of its slots at a time (``None``: it can)."""
         for agent in self._agents.values():
             agent.fresh_observations = True  # the level gathers new arrays for every agent
             agent.acts_in_slots = True
-        if environment.turn_based:
-            for agent_name in self._agents:
-                self.check_partial(agent_name, "the environment is turn-based")
 
     @property
     def agents(self) -> dict[str, Agent]:
         """The learning agents of the level, by name (self-play's opponents are not)."""
         return self._agents
-
-    def check_partial(self, name: str, why: str) -> None:
-        """Raise a `CoachError` if agent ``name`` cannot act in some of its slots at a time."""
-        problem = self._problems.get(name)
-        if problem is not None:
-            agent = self.actors[name]
-            raise CoachError(
-                f"agent {name!r} ({type(agent).__name__}) acts in some of its slots at a time "
-                f"here ({why}), but {problem}"
-            )
 
     # -- the environment interface --------------------------------------------------------
 
@@ -242,8 +227,6 @@ class MultiAgentLevelManager(Level):
             if acted_in_all and outcome.all():  # the single-agent path, every slot at once
                 actor.observe(stacked.outcomes(seats, None))
             else:
-                if self.environment.turn_based is False:
-                    self.check_partial(name, "an agent id left before its episode ended")
                 rows = np.flatnonzero(outcome)
                 actor.observe(stacked.outcomes(seats, rows), rows, self.records[name].take(rows))
             self._log_ids(name, seats, stacked, outcome)

@@ -272,15 +272,33 @@ def test_per_copy_filters_and_noise_follow_each_slot_on_a_turn_based_game() -> N
     assert len(agent.input_filter.reward_filters[0].returns) == 4  # a return per slot
 
 
-def test_an_agent_whose_memory_keeps_each_copys_steps_in_order_is_refused() -> None:
+def test_hindsight_replay_keeps_each_slots_own_episode() -> None:
     from coach.memories.hindsight import EpisodicHindsightExperienceReplayParameters
 
     params = dqn()
     params.memory = EpisodicHindsightExperienceReplayParameters(
-        achieved_goal_key="observation", desired_goal_key="observation"
+        achieved_goal_key="observation",
+        desired_goal_key="observation",
+        hindsight_transitions_per_regular_transition=0,  # the episodes as they were played
     )
-    with pytest.raises(CoachError, match=r"turn-based.*EpisodicHindsightExperienceReplay"):
-        on_turns(DQNAgent, params, copies=1)
+    agent, level = on_turns(DQNAgent, params, copies=2)
+    level.phase = RunPhase.HEATUP
+    level.reset(seed=5)
+    for _ in range(25):
+        level.step()
+    memory = agent.memory
+    assert len(memory) > 0 and len(memory.open_episode_lengths) == 4
+    count = len(memory)  # the ring has not wrapped: its rows in the order they were stored
+    states = memory.states["observation"][:count]
+    following = memory.next_states["observation"][:count]
+    done = memory.terminated[:count] | memory.truncated[:count]
+    assert done[-1] and (states[:, 0] == states[:, 1]).all()  # moves at the mover's turn
+    # whole episodes, one after another: a row's successor is the next row's state, the
+    # same player's next turn (two moves on), until the episode's last row
+    going_on = ~done[:-1]
+    np.testing.assert_array_equal(following[:-1][going_on], states[1:][going_on])
+    np.testing.assert_array_equal(states[1:, 2][going_on], states[:-1, 2][going_on] + 2)
+    assert (states[1:, 0][going_on] == states[:-1, 0][going_on]).all()
 
 
 def test_mapping_patterns_assign_every_id_once() -> None:
