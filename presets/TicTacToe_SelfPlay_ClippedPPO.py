@@ -14,17 +14,12 @@ them; it does not teach it to block every threat."""
 
 from coach import (
     ClippedPPOAgentParameters,
-    EnvironmentEpisodes,
-    EnvironmentSteps,
     LinearSchedule,
-    MultiAgentGraphManager,
-    PettingZooEnvironmentParameters,
     PresetValidation,
-    ScheduleParameters,
-    SelfPlayParameters,
 )
 from coach.agents.on_policy import actor_critic_networks
 from coach.networks import CategoricalPolicyHeadParameters
+from coach_presets._tictactoe import self_play
 
 BUDGET = 2_000_000
 """Moves of both players, summed over the environment copies (the learner's are half)."""
@@ -42,18 +37,6 @@ agent.network_wrappers = actor_critic_networks(
     CategoricalPolicyHeadParameters(), learning_rate=3e-4, scheme=[128, 128], activation="relu"
 )
 
-graph_manager = MultiAgentGraphManager(
-    agents={"player": agent},
-    env_params=PettingZooEnvironmentParameters(env="pettingzoo.classic:tictactoe_v3", num_envs=8),
-    schedule_params=ScheduleParameters(
-        heatup_steps=EnvironmentSteps(0),
-        improve_steps=EnvironmentSteps(BUDGET),
-        steps_between_evaluation_periods=EnvironmentSteps(20_000),
-        evaluation_steps=EnvironmentEpisodes(500),
-    ),
-    self_play=SelfPlayParameters(
-        learner="player", snapshot_every=EnvironmentSteps(50_000), pool_size=20
-    ),
-)
+graph_manager = self_play(agent, BUDGET, heatup=0, snapshot_every=50_000, pool_size=20)
 
 validation = PresetValidation(min_success_rate=0.85, max_env_steps=BUDGET, seeds=(0, 1, 2))

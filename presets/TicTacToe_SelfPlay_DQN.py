@@ -11,18 +11,14 @@ most 2%) and against a minimax player (it must lose at most 10%)."""
 
 from coach import (
     DQNAgentParameters,
-    EnvironmentEpisodes,
     EnvironmentSteps,
     LinearSchedule,
     MiddlewareParameters,
-    MultiAgentGraphManager,
     NetworkParameters,
-    PettingZooEnvironmentParameters,
     PresetValidation,
     QHeadParameters,
-    ScheduleParameters,
-    SelfPlayParameters,
 )
+from coach_presets._tictactoe import self_play
 
 BUDGET = 500_000
 """Moves of both players, summed over the environment copies."""
@@ -46,19 +42,7 @@ agent.network_wrappers["main"] = NetworkParameters(
     create_target_network=True,
 )
 
-graph_manager = MultiAgentGraphManager(
-    agents={"player": agent},
-    env_params=PettingZooEnvironmentParameters(env="pettingzoo.classic:tictactoe_v3", num_envs=8),
-    schedule_params=ScheduleParameters(
-        heatup_steps=EnvironmentSteps(5_000),
-        improve_steps=EnvironmentSteps(BUDGET),
-        steps_between_evaluation_periods=EnvironmentSteps(20_000),
-        evaluation_steps=EnvironmentEpisodes(500),
-    ),
-    self_play=SelfPlayParameters(
-        learner="player", snapshot_every=EnvironmentSteps(5_000), pool_size=5
-    ),
-)
+graph_manager = self_play(agent, BUDGET, heatup=5_000, snapshot_every=5_000, pool_size=5)
 
 validation = PresetValidation(
     min_success_rate=0.85, max_env_steps=BUDGET, seeds=(0, 1, 2), baselines="tictactoe"

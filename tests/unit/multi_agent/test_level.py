@@ -178,6 +178,14 @@ def fill_block(agent: Any, level: Any) -> Any:
     return agent.rollout
 
 
+def play_randomly(level: Any, seed: int, steps: int) -> None:
+    """``steps`` steps of ``level`` from a reset with ``seed``, its agents acting at random."""
+    level.phase = RunPhase.HEATUP
+    level.reset(seed=seed)
+    for _ in range(steps):
+        level.step()
+
+
 def test_a_shared_agent_computes_what_one_agent_computes_on_the_stacked_batch() -> None:
     params = dqn()
     environment = PettingZooEnvironmentParameters(env=LEAVING, num_envs=2, kwargs={"leave_at": 99})
@@ -257,10 +265,7 @@ def test_per_copy_filters_and_noise_follow_each_slot_on_a_turn_based_game() -> N
     params.input_filter.observation_filters["observation"] = [ObservationStackingFilter(2)]
     params.input_filter.reward_filters = [RewardNormalizationFilter()]
     agent, level = on_turns(DQNAgent, params, copies=2)
-    level.phase = RunPhase.HEATUP
-    level.reset(seed=2)
-    for _ in range(9):
-        level.step()
+    play_randomly(level, seed=2, steps=9)
     batch = agent.memory.sample(64)
     stacks = batch.states["observation"]  # (64, 2 frames, 6): [player, mover, moves, ...]
     # every frame of a stored stack is its own player's, and the frames are its own turns:
@@ -282,10 +287,7 @@ def test_hindsight_replay_keeps_each_slots_own_episode() -> None:
         hindsight_transitions_per_regular_transition=0,  # the episodes as they were played
     )
     agent, level = on_turns(DQNAgent, params, copies=2)
-    level.phase = RunPhase.HEATUP
-    level.reset(seed=5)
-    for _ in range(25):
-        level.step()
+    play_randomly(level, seed=5, steps=25)
     memory = agent.memory
     assert len(memory) > 0 and len(memory.open_episode_lengths) == 4
     count = len(memory)  # the ring has not wrapped: its rows in the order they were stored
@@ -420,10 +422,7 @@ def test_a_sequence_replay_keeps_each_slots_own_turns_in_its_sequences() -> None
     params.network_wrappers["main"].middleware.recurrent.size = 8  # type: ignore[union-attr]
     params.network_wrappers["main"].middleware.scheme = [8]
     agent, level = on_turns(R2D2Agent, params, copies=2)
-    level.phase = RunPhase.HEATUP
-    level.reset(seed=4)
-    for _ in range(30):
-        level.step()
+    play_randomly(level, seed=4, steps=30)
     memory = agent.memory
     assert memory.size >= 8 and memory.filled[0].tolist() != [memory.filled[0][0]] * 4
     states = memory.columns[("state", "observation")][: memory.size]  # (sequences, 4, 6)
