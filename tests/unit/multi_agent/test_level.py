@@ -257,7 +257,7 @@ def test_an_agent_stores_only_its_slots_outcomes_on_a_turn_based_game() -> None:
     assert (batch.states["observation"][:, 0] == batch.states["observation"][:, 1]).all()
 
 
-def test_per_copy_filters_and_noise_follow_each_slot_on_a_turn_based_game() -> None:
+def test_frame_stacks_and_reward_returns_follow_each_slot_on_a_turn_based_game() -> None:
     from coach.filters.observation.stacking import ObservationStackingFilter
     from coach.filters.reward.normalization import RewardNormalizationFilter
 
