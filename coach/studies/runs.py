@@ -1,0 +1,132 @@
+"""Reading runs back for a study: each run's evaluations from its ``progress.csv``, named by
+the preset and seed its ``params.yaml`` records.
+
+A path given to a study is a run (an experiment folder with ``progress.csv``), or any
+folder above runs: a group of seeds, an experiment name with its timestamps, a whole
+``experiments/`` folder. Every run found under it is read. `on_grid` puts the runs of one
+preset on common env-step points for `coach.studies.statistics.curve_band`.
+"""
+
+from __future__ import annotations
+
+import csv
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import yaml
+
+from coach.errors import CoachError
+
+GRAPH_RUN = "graph"
+"""The ``agent`` of the rows of the whole graph's evaluations (the team's, on several agents)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Run:
+    """One run's evaluations, in the order they were made."""
+
+    path: Path
+    """The experiment folder."""
+    preset: str
+    """The preset it ran (``params.yaml``)."""
+    seed: int
+    """Its seed."""
+    env_steps: np.ndarray
+    """Total env steps at each evaluation, (E,)."""
+    wall_time: np.ndarray
+    """Seconds since the run started, at each evaluation, (E,)."""
+    reward: np.ndarray
+    """The evaluation's mean episode reward, (E,)."""
+    success_rate: np.ndarray | None
+    """Its success rate, where the task reports one, (E,)."""
+
+
+def find_runs(paths: Iterable[Path]) -> list[Run]:
+    """Every run at or under ``paths``, each once, in path order.
+
+    Raises:
+        CoachError: A path does not exist, or holds no run.
+    """
+    found: dict[Path, None] = {}
+    for path in paths:
+        if not path.exists():
+            raise CoachError(f"{path} does not exist")
+        csvs = [path / "progress.csv"] if (path / "progress.csv").is_file() else []
+        csvs = csvs or sorted(path.rglob("progress.csv"))
+        if not csvs:
+            raise CoachError(f"{path} holds no run (no progress.csv at or under it)")
+        found.update(dict.fromkeys(c.parent.resolve() for c in csvs))
+    return [read_run(folder) for folder in found]
+
+
+def read_run(folder: Path) -> Run:
+    """The run in ``folder``: its preset and seed, and its evaluations.
+
+    Raises:
+        CoachError: ``params.yaml`` or ``progress.csv`` is missing or unreadable.
+    """
+    params = folder / "params.yaml"
+    try:
+        recorded = yaml.safe_load(params.read_text())
+        preset, seed = str(recorded["preset"]), int(recorded["seed"])
+    except (OSError, yaml.YAMLError, KeyError, TypeError, ValueError) as error:
+        raise CoachError(f"{folder} is not a readable run: {params.name}: {error}") from error
+    rows = []
+    try:
+        with open(folder / "progress.csv", newline="") as f:
+            for row in csv.DictReader(f):
+                if row["phase"] == "evaluate" and row["agent"] == GRAPH_RUN:
+                    rows.append(row)
+    except (OSError, KeyError, csv.Error) as error:
+        raise CoachError(f"{folder} is not a readable run: progress.csv: {error}") from error
+
+    def column(name: str) -> np.ndarray:
+        return np.array([float(row[name]) for row in rows], dtype=np.float64)
+
+    successes = [row.get("success_rate", "") for row in rows]
+    return Run(
+        path=folder,
+        preset=preset,
+        seed=seed,
+        env_steps=column("env_steps"),
+        wall_time=column("wall_time"),
+        reward=column("reward"),
+        success_rate=column("success_rate") if rows and all(successes) else None,
+    )
+
+
+def on_grid(
+    runs: list[Run], points: int = 100, metric: str = "reward"
+) -> tuple[np.ndarray, np.ndarray]:
+    """The runs' ``metric`` on common env-step points, for a band across them.
+
+    The grid runs from the latest first evaluation to the earliest last one, so that every
+    run has evaluations on both sides of every point; each run's value at a point is
+    interpolated linearly between its evaluations.
+
+    Returns:
+        ``(steps, values)``: the grid (P,) and each run's values on it (runs, P).
+
+    Raises:
+        CoachError: No runs, a run without evaluations or without ``metric``, or runs that
+            share no stretch of env steps.
+    """
+    if not runs:
+        raise CoachError("no runs to put on a grid")
+    curves = []
+    for run in runs:
+        values = run.reward if metric == "reward" else run.success_rate
+        if values is None or not len(run.env_steps):
+            raise CoachError(f"{run.path} has no evaluation {metric} to plot")
+        curves.append((run.env_steps, values))
+    start = max(float(steps[0]) for steps, _ in curves)
+    end = min(float(steps[-1]) for steps, _ in curves)
+    if end < start:
+        raise CoachError(
+            f"the runs share no stretch of env steps (their evaluations end by {end:.0f} "
+            f"and begin from {start:.0f})"
+        )
+    grid = np.linspace(start, end, points) if end > start else np.array([start])
+    return grid, np.stack([np.interp(grid, steps, values) for steps, values in curves])

@@ -1,0 +1,72 @@
+"""A study reads real runs back: two seeds of a CartPole_DQN run by the ``coach`` command,
+found from the experiments folder, put on a common grid and banded across seeds."""
+
+from __future__ import annotations
+
+import csv
+from dataclasses import replace
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from coach.errors import CoachError
+from coach.studies.runs import find_runs, on_grid, read_run
+from coach.studies.statistics import curve_band
+from tests.integration.coach_cli import SMALL, coach
+
+
+@pytest.fixture(scope="module")
+def experiments(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("study")
+    for seed in ("1", "2"):
+        done = coach("-p", "CartPole_DQN", "--seed", seed, "-e", f"dqn_{seed}", *SMALL, cwd=root)
+        assert done.returncode == 0, done.stderr
+    return root / "experiments"
+
+
+def test_every_run_under_a_folder_is_found_with_its_preset_seed_and_evaluations(
+    experiments: Path,
+) -> None:
+    runs = find_runs([experiments])
+    assert [(r.preset, r.seed) for r in runs] == [("CartPole_DQN", 1), ("CartPole_DQN", 2)]
+    for run in runs:
+        with open(run.path / "progress.csv", newline="") as f:
+            rows = [r for r in csv.DictReader(f) if r["phase"] == "evaluate"]
+        assert run.env_steps.tolist() == [float(r["env_steps"]) for r in rows]
+        assert run.reward.tolist() == [float(r["reward"]) for r in rows]
+        assert len(run.env_steps) == 2 and run.success_rate is None  # 1,200 steps, 600 apart
+    # a run folder itself, or the same run twice, is one run
+    one = find_runs([runs[0].path, runs[0].path.parent])
+    assert [r.path for r in one] == [runs[0].path]
+
+
+def test_runs_on_a_common_grid_give_the_band_across_seeds(experiments: Path) -> None:
+    runs = find_runs([experiments])
+    steps, values = on_grid(runs, points=5)
+    assert steps[0] == max(r.env_steps[0] for r in runs)
+    assert steps[-1] == min(r.env_steps[-1] for r in runs)
+    for run, row in zip(runs, values, strict=True):  # the evaluations themselves at the ends
+        assert row[0] == pytest.approx(np.interp(steps[0], run.env_steps, run.reward))
+        assert row[-1] == pytest.approx(run.reward[-1])
+    mean, low, high = curve_band(values)
+    np.testing.assert_allclose(mean, values.mean(axis=0))
+    assert (low <= mean).all() and (mean <= high).all()
+
+
+def test_paths_without_runs_are_refused_in_one_line(experiments: Path, tmp_path: Path) -> None:
+    with pytest.raises(CoachError, match="does not exist"):
+        find_runs([tmp_path / "nothing"])
+    with pytest.raises(CoachError, match="holds no run"):
+        find_runs([tmp_path])
+    (tmp_path / "progress.csv").write_text("wall_time,phase\n")
+    with pytest.raises(CoachError, match=r"not a readable run: params\.yaml"):
+        read_run(tmp_path)
+    with pytest.raises(CoachError, match="no runs"):
+        on_grid([])
+    with pytest.raises(CoachError, match="no evaluation success_rate"):
+        on_grid(find_runs([experiments]), metric="success_rate")
+    early, late = find_runs([experiments])
+    late = replace(late, env_steps=late.env_steps + early.env_steps[-1] + 1)
+    with pytest.raises(CoachError, match="share no stretch"):
+        on_grid([early, late])
