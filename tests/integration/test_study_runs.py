@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 from coach.errors import CoachError
+from coach.studies.figures import curve_figure, save
 from coach.studies.runs import find_runs, on_grid, read_run
 from coach.studies.statistics import curve_band
 from tests.integration.coach_cli import SMALL, coach
@@ -52,6 +53,23 @@ def test_runs_on_a_common_grid_give_the_band_across_seeds(experiments: Path) -> 
     mean, low, high = curve_band(values)
     np.testing.assert_allclose(mean, values.mean(axis=0))
     assert (low <= mean).all() and (mean <= high).all()
+
+
+def test_a_figure_of_the_runs_is_written_as_png_and_svg(experiments: Path, tmp_path: Path) -> None:
+    import struct
+
+    runs = find_runs([experiments])
+    curves = {"CartPole_DQN": on_grid(runs), "first seed twice": on_grid([runs[0], runs[0]])}
+    figure = curve_figure(curves, "CartPole-v1", threshold=475.0)
+    png, svg = save(figure, tmp_path / "figures" / "CartPole-v1")
+    header = png.read_bytes()[:24]
+    assert header[:8] == b"\x89PNG\r\n\x1a\n"
+    assert struct.unpack(">II", header[16:24]) == (1050, 675)  # 7 x 4.5 inches at 150 dpi
+    text = svg.read_text()
+    for label in ("CartPole_DQN (2 runs)", "first seed twice (2 runs)", "threshold", "env steps"):
+        assert label in text
+    lines = figure.axes[0].get_lines()
+    np.testing.assert_allclose(lines[0].get_ydata(), curves["CartPole_DQN"][1].mean(axis=0))
 
 
 def test_paths_without_runs_are_refused_in_one_line(experiments: Path, tmp_path: Path) -> None:
