@@ -1,8 +1,9 @@
-"""The ``coach`` command: run a preset, or list them.
+"""The ``coach`` command: run a preset, list them, or make figures of runs.
 
 coach -p CartPole_DQN
 coach -p CartPole_DQN --seed 3 -cp agent.algorithm.discount=0.98
 coach -l
+coach plot experiments/CartPole_DQN experiments/CartPole_DDQN
 """
 
 from __future__ import annotations
@@ -14,7 +15,8 @@ from typing import Any
 import click
 
 from coach import cli_options
-from coach.cli_options import CoachCommand, fail
+from coach.cli_options import CoachGroup, fail
+from coach.cli_plot import plot
 from coach.cli_run import RunOptions, run
 from coach.errors import CoachError
 
@@ -36,7 +38,11 @@ def _list_presets() -> None:
         click.echo(f"{name:<{width}}  {environment:<{env_width}}  {agent}")
 
 
-@click.command(cls=CoachCommand, context_settings={"help_option_names": ["-h", "--help"]})
+@click.group(
+    cls=CoachGroup,
+    invoke_without_command=True,
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
 @click.option(
     "-p",
     "--preset",
@@ -168,8 +174,18 @@ def _list_presets() -> None:
     help="Record the run's episodes (with --evaluate, the evaluation's) into the local Minari "
     "dataset NAME, e.g. cartpole/dqn-half-v0.",
 )
-def main(list_: bool, **options: Any) -> None:
-    """Run a reinforcement learning experiment from a preset."""
+@click.pass_context
+def main(ctx: click.Context, /, list_: bool, **options: Any) -> None:
+    """Run a reinforcement learning experiment from a preset (or a command on runs)."""
+    if ctx.invoked_subcommand is not None:
+        given = [
+            name
+            for name in ("list_", *options)
+            if ctx.get_parameter_source(name) is click.core.ParameterSource.COMMANDLINE
+        ]
+        if given:
+            fail(f"coach {ctx.invoked_subcommand} takes no run options; give its own after it")
+        return
     try:
         if list_:
             _list_presets()
@@ -181,6 +197,8 @@ def main(list_: bool, **options: Any) -> None:
     except CoachError as error:
         fail(str(error))
 
+
+main.add_command(plot)
 
 if __name__ == "__main__":
     main()

@@ -130,19 +130,36 @@ class Device(click.ParamType[Any]):
         return value
 
 
+def _main(
+    command: click.Command, args: Sequence[str] | None, prog_name: str | None, extra: Any
+) -> NoReturn:
+    """Run ``command`` as the program: a usage error is one ``coach: error:`` line, exit 2."""
+    try:
+        result = click.Command.main(command, args, prog_name, standalone_mode=False, **extra)
+    except click.ClickException as error:  # malformed options, and click's own checks
+        fail(_one_line(error.format_message()))
+    except click.Abort:  # Ctrl-C before the run could take it
+        sys.exit(EXIT_INTERRUPTED)
+    sys.exit(result if isinstance(result, int) else 0)
+
+
 class CoachCommand(click.Command):
     """A click command whose usage errors are one ``coach: error:`` line and exit 2."""
 
     def main(  # type: ignore[override]
         self, args: Sequence[str] | None = None, prog_name: str | None = None, **extra: Any
     ) -> NoReturn:
-        try:
-            result = super().main(args, prog_name, standalone_mode=False, **extra)
-        except click.ClickException as error:  # malformed options, and click's own checks
-            fail(_one_line(error.format_message()))
-        except click.Abort:  # Ctrl-C before the run could take it
-            sys.exit(EXIT_INTERRUPTED)
-        sys.exit(result if isinstance(result, int) else 0)
+        _main(self, args, prog_name, extra)
+
+
+class CoachGroup(click.Group):
+    """`CoachCommand` with commands under it (``coach plot``): run without one, it is the
+    run command itself."""
+
+    def main(  # type: ignore[override]
+        self, args: Sequence[str] | None = None, prog_name: str | None = None, **extra: Any
+    ) -> NoReturn:
+        _main(self, args, prog_name, extra)
 
 
 def experiment_path() -> PathOption:

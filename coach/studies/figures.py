@@ -46,7 +46,8 @@ def curve_figure(
     axes = figure.add_subplot()
     for label, (steps, values) in curves.items():
         mean, low, high = curve_band(values, confidence=confidence)
-        (line,) = axes.plot(steps, mean, label=f"{label} ({len(values)} runs)")
+        runs = f"{len(values)} run{'s' if len(values) > 1 else ''}"
+        (line,) = axes.plot(steps, mean, label=f"{label} ({runs})")
         axes.fill_between(steps, low, high, color=line.get_color(), alpha=0.2, linewidth=0)
     if threshold is not None:
         axes.axhline(threshold, color="0.4", linestyle="--", linewidth=1, label="threshold")

@@ -33,6 +33,9 @@ class Run:
     """The preset it ran (``params.yaml``)."""
     seed: int
     """Its seed."""
+    environment: str
+    """Its environment (``environment.level``, or a multi-agent ``environment.env``; the
+    preset's name where it names neither)."""
     env_steps: np.ndarray
     """Total env steps at each evaluation, (E,)."""
     wall_time: np.ndarray
@@ -71,6 +74,8 @@ def read_run(folder: Path) -> Run:
     try:
         recorded = yaml.safe_load(params.read_text())
         preset, seed = str(recorded["preset"]), int(recorded["seed"])
+        parameters = recorded.get("parameters") or {}
+        environment = parameters.get("environment.level") or parameters.get("environment.env")
     except (OSError, yaml.YAMLError, KeyError, TypeError, ValueError) as error:
         raise CoachError(f"{folder} is not a readable run: {params.name}: {error}") from error
     rows = []
@@ -90,6 +95,7 @@ def read_run(folder: Path) -> Run:
         path=folder,
         preset=preset,
         seed=seed,
+        environment=str(environment or preset),
         env_steps=column("env_steps"),
         wall_time=column("wall_time"),
         reward=column("reward"),
@@ -98,9 +104,10 @@ def read_run(folder: Path) -> Run:
 
 
 def on_grid(
-    runs: list[Run], points: int = 100, metric: str = "reward"
+    runs: list[Run], points: int = 100, metric: str = "reward", x: str = "env_steps"
 ) -> tuple[np.ndarray, np.ndarray]:
-    """The runs' ``metric`` on common env-step points, for a band across them.
+    """The runs' ``metric`` on common points of ``x`` (``env_steps`` or ``wall_time``), for a
+    band across them.
 
     The grid runs from the latest first evaluation to the earliest last one, so that every
     run has evaluations on both sides of every point; each run's value at a point is
@@ -120,12 +127,12 @@ def on_grid(
         values = run.reward if metric == "reward" else run.success_rate
         if values is None or not len(run.env_steps):
             raise CoachError(f"{run.path} has no evaluation {metric} to plot")
-        curves.append((run.env_steps, values))
+        curves.append((run.env_steps if x == "env_steps" else run.wall_time, values))
     start = max(float(steps[0]) for steps, _ in curves)
     end = min(float(steps[-1]) for steps, _ in curves)
     if end < start:
         raise CoachError(
-            f"the runs share no stretch of env steps (their evaluations end by {end:.0f} "
+            f"the runs share no stretch of {x} (their evaluations end by {end:.0f} "
             f"and begin from {start:.0f})"
         )
     grid = np.linspace(start, end, points) if end > start else np.array([start])

@@ -20,8 +20,8 @@ from tests.integration.coach_cli import SMALL, coach
 @pytest.fixture(scope="module")
 def experiments(tmp_path_factory: pytest.TempPathFactory) -> Path:
     root = tmp_path_factory.mktemp("study")
-    for seed in ("1", "2"):
-        done = coach("-p", "CartPole_DQN", "--seed", seed, "-e", f"dqn_{seed}", *SMALL, cwd=root)
+    for preset, seed in (("CartPole_DQN", "1"), ("CartPole_DQN", "2"), ("CartPole_DDQN", "1")):
+        done = coach("-p", preset, "--seed", seed, "-e", f"{preset}_{seed}", *SMALL, cwd=root)
         assert done.returncode == 0, done.stderr
     return root / "experiments"
 
@@ -30,7 +30,13 @@ def test_every_run_under_a_folder_is_found_with_its_preset_seed_and_evaluations(
     experiments: Path,
 ) -> None:
     runs = find_runs([experiments])
-    assert [(r.preset, r.seed) for r in runs] == [("CartPole_DQN", 1), ("CartPole_DQN", 2)]
+    assert [(r.preset, r.seed) for r in runs] == [
+        ("CartPole_DDQN", 1),
+        ("CartPole_DQN", 1),
+        ("CartPole_DQN", 2),
+    ]
+    assert {r.environment for r in runs} == {"CartPole-v1"}
+    runs = runs[1:]  # the DQN's
     for run in runs:
         with open(run.path / "progress.csv", newline="") as f:
             rows = [r for r in csv.DictReader(f) if r["phase"] == "evaluate"]
@@ -43,7 +49,7 @@ def test_every_run_under_a_folder_is_found_with_its_preset_seed_and_evaluations(
 
 
 def test_runs_on_a_common_grid_give_the_band_across_seeds(experiments: Path) -> None:
-    runs = find_runs([experiments])
+    runs = find_runs([experiments])[1:]  # the DQN's two seeds
     steps, values = on_grid(runs, points=5)
     assert steps[0] == max(r.env_steps[0] for r in runs)
     assert steps[-1] == min(r.env_steps[-1] for r in runs)
@@ -58,7 +64,7 @@ def test_runs_on_a_common_grid_give_the_band_across_seeds(experiments: Path) -> 
 def test_a_figure_of_the_runs_is_written_as_png_and_svg(experiments: Path, tmp_path: Path) -> None:
     import struct
 
-    runs = find_runs([experiments])
+    runs = find_runs([experiments])[1:]
     curves = {"CartPole_DQN": on_grid(runs), "first seed twice": on_grid([runs[0], runs[0]])}
     figure = curve_figure(curves, "CartPole-v1", threshold=475.0)
     png, svg = save(figure, tmp_path / "figures" / "CartPole-v1")
@@ -70,6 +76,26 @@ def test_a_figure_of_the_runs_is_written_as_png_and_svg(experiments: Path, tmp_p
         assert label in text
     lines = figure.axes[0].get_lines()
     np.testing.assert_allclose(lines[0].get_ydata(), curves["CartPole_DQN"][1].mean(axis=0))
+
+
+def test_coach_plot_draws_two_presets_on_one_figure(experiments: Path, tmp_path: Path) -> None:
+    done = coach("plot", str(experiments), "-o", "figures", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == [
+        str(Path("figures") / "CartPole-v1.png"),
+        str(Path("figures") / "CartPole-v1.svg"),
+    ]
+    text = (tmp_path / "figures" / "CartPole-v1.svg").read_text()
+    for label in ("CartPole_DQN (2 runs)", "CartPole_DDQN (1 run)", "threshold"):
+        assert label in text  # one figure, a legend entry each, CartPole's 475 drawn
+    done = coach("plot", str(experiments), "-x", "wall_time", "-o", "clock", cwd=tmp_path)
+    assert (
+        done.returncode == 0 and "wall time" in (tmp_path / "clock" / "CartPole-v1.svg").read_text()
+    )
+    for args in (["plot", str(tmp_path / "nope")], ["-p", "CartPole_DQN", "plot", "x"], ["plot"]):
+        refused = coach(*args, cwd=tmp_path)
+        assert refused.returncode == 2 and len(refused.stderr.splitlines()) == 1
+        assert refused.stderr.startswith("coach: error: ")
 
 
 def test_paths_without_runs_are_refused_in_one_line(experiments: Path, tmp_path: Path) -> None:
@@ -84,7 +110,7 @@ def test_paths_without_runs_are_refused_in_one_line(experiments: Path, tmp_path:
         on_grid([])
     with pytest.raises(CoachError, match="no evaluation success_rate"):
         on_grid(find_runs([experiments]), metric="success_rate")
-    early, late = find_runs([experiments])
+    early, late = find_runs([experiments])[1:]
     late = replace(late, env_steps=late.env_steps + early.env_steps[-1] + 1)
     with pytest.raises(CoachError, match="share no stretch"):
         on_grid([early, late])
