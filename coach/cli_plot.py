@@ -3,7 +3,9 @@
 Every run at or under the paths is read (`coach.studies.runs`); runs of one preset are one
 curve, their mean and 95% bootstrap band, and presets on the same environment share a figure.
 Where the presets of a figure share a validation threshold for the metric, it is drawn too.
-Each figure is written as PNG and SVG into ``--output``, named after its environment.
+Each figure is written as PNG and SVG into ``--output``, named after its environment, beside
+``final_performance.csv``: each preset's final scores over its threshold, aggregated
+(`coach.studies.tables`).
 """
 
 from __future__ import annotations
@@ -57,15 +59,19 @@ def plot(paths: tuple[Path, ...], output: Path, x_axis: str, metric: str) -> Non
 
 
 def plot_runs(paths: list[Path], output: Path, x_axis: str, metric: str) -> list[Path]:
-    """Write one figure per environment of the runs under ``paths``; returns the files."""
+    """Write one figure per environment of the runs under ``paths``, and the table of the
+    presets' final performance (``final_performance.csv``); returns the files."""
     from coach.studies.figures import curve_figure, save
     from coach.studies.runs import find_runs, on_grid
+    from coach.studies.tables import final_performance, write_table
 
     by_environment: dict[str, dict[str, list[Run]]] = {}
     for run in find_runs(paths):
         by_environment.setdefault(run.environment, {}).setdefault(run.preset, []).append(run)
     written = []
+    every: dict[str, list[Run]] = {}
     for environment, presets in by_environment.items():
+        every.update(presets)
         curves = {name: on_grid(runs, metric=metric, x=x_axis) for name, runs in presets.items()}
         thresholds = {_threshold(name, metric) for name in presets}
         figure = curve_figure(
@@ -76,6 +82,9 @@ def plot_runs(paths: list[Path], output: Path, x_axis: str, metric: str) -> list
             threshold=thresholds.pop() if len(thresholds) == 1 else None,
         )
         written += save(figure, output / re.sub(r"[^A-Za-z0-9._-]+", "_", environment))
+    rows = final_performance(every, {name: _threshold(name, metric) for name in every}, metric)
+    if rows:
+        written.append(write_table(rows, output / "final_performance.csv"))
     return written
 
 

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+import scipy.stats
 
 from coach.errors import CoachError
 from coach.studies.figures import curve_figure, save
@@ -84,7 +85,19 @@ def test_coach_plot_draws_two_presets_on_one_figure(experiments: Path, tmp_path:
     assert done.stdout.split() == [
         str(Path("figures") / "CartPole-v1.png"),
         str(Path("figures") / "CartPole-v1.svg"),
+        str(Path("figures") / "final_performance.csv"),
     ]
+    with open(tmp_path / "figures" / "final_performance.csv", newline="") as f:
+        table = {row["preset"]: row for row in csv.DictReader(f)}
+    dqn = find_runs([experiments])[1:]
+    finals = np.array([run.reward[-1] for run in dqn]) / 475.0  # normalised final scores
+    row = table["CartPole_DQN"]
+    assert row["runs"] == "2" and float(row["threshold"]) == 475.0
+    iqm = scipy.stats.trim_mean(finals, 0.25)
+    assert float(row["IQM"]) == pytest.approx(iqm)
+    assert float(row["IQM low"]) <= iqm <= float(row["IQM high"])
+    assert float(row["optimality gap"]) == pytest.approx(np.mean(np.maximum(1 - finals, 0)))
+    assert table["CartPole_DDQN"]["runs"] == "1"
     text = (tmp_path / "figures" / "CartPole-v1.svg").read_text()
     for label in ("CartPole_DQN (2 runs)", "CartPole_DDQN (1 run)", "threshold"):
         assert label in text  # one figure, a legend entry each, CartPole's 475 drawn
