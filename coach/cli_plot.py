@@ -4,8 +4,8 @@ Every run at or under the paths is read (`coach.studies.runs`); runs of one pres
 curve, their mean and 95% bootstrap band, and presets on the same environment share a figure.
 Where the presets of a figure share a validation threshold for the metric, it is drawn too.
 Each figure is written as PNG and SVG into ``--output``, named after its environment, beside
-``final_performance.csv``: each preset's final scores over its threshold, aggregated
-(`coach.studies.tables`).
+``final_performance.csv`` and its figure: each preset's final scores over its threshold,
+aggregated (`coach.studies.tables`).
 """
 
 from __future__ import annotations
@@ -61,7 +61,7 @@ def plot(paths: tuple[Path, ...], output: Path, x_axis: str, metric: str) -> Non
 def plot_runs(paths: list[Path], output: Path, x_axis: str, metric: str) -> list[Path]:
     """Write one figure per environment of the runs under ``paths``, and the table of the
     presets' final performance (``final_performance.csv``); returns the files."""
-    from coach.studies.figures import curve_figure, save
+    from coach.studies.figures import aggregate_figure, curve_figure, save
     from coach.studies.runs import find_runs, on_grid
     from coach.studies.tables import final_performance, write_table
 
@@ -85,6 +85,7 @@ def plot_runs(paths: list[Path], output: Path, x_axis: str, metric: str) -> list
     rows = final_performance(every, {name: _threshold(name, metric) for name in every}, metric)
     if rows:
         written.append(write_table(rows, output / "final_performance.csv"))
+        written += save(aggregate_figure(rows), output / "final_performance")
     return written
 
 

@@ -1,5 +1,6 @@
 """Figures of a study: evaluation curves across seeds, drawn with matplotlib.
 
+`aggregate_figure` draws the presets' final-performance aggregates with their intervals.
 `curve_figure` draws one line per preset (or any label): the mean over its runs and, shaded,
 the bootstrap confidence band (`coach.studies.statistics.curve_band`), with the number of
 runs in the legend and, where given, the validation's threshold as a dashed line. `save`
@@ -9,13 +10,13 @@ backend), so they work on a headless machine.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from coach.studies.statistics import curve_band
+from coach.studies.statistics import AGGREGATES, curve_band
 
 
 def curve_figure(
@@ -54,6 +55,29 @@ def curve_figure(
     axes.set(title=title, xlabel=x_label, ylabel=y_label)
     axes.grid(alpha=0.3)
     axes.legend(loc="best", frameon=False)
+    return figure
+
+
+def aggregate_figure(rows: Sequence[Mapping[str, Any]]) -> Any:
+    """A figure of the presets' aggregate final scores (`coach.studies.tables` rows): a panel
+    per aggregate (IQM, median, mean, optimality gap), a point and its interval per preset,
+    with 1 (the threshold) marked."""
+    from matplotlib.figure import Figure
+
+    figure = Figure(figsize=(3.0 * len(AGGREGATES), 0.5 * len(rows) + 1.5), layout="constrained")
+    panels = figure.subplots(1, len(AGGREGATES), sharey=True, squeeze=False)[0]
+    names = [str(row["preset"]) for row in rows]
+    places = np.arange(len(rows))
+    for axes, label in zip(panels, AGGREGATES, strict=True):
+        points = np.array([float(row[label]) for row in rows])
+        low = points - np.array([float(row[f"{label} low"]) for row in rows])
+        high = np.array([float(row[f"{label} high"]) for row in rows]) - points
+        axes.errorbar(points, places, xerr=[low, high], fmt="o", capsize=4)
+        axes.axvline(1.0 if label != "optimality gap" else 0.0, color="0.4", ls="--", lw=1)
+        axes.set(title=label, xlabel="score / threshold" if label != "optimality gap" else "gap")
+        axes.grid(alpha=0.3, axis="x")
+    panels[0].set_yticks(places, names)
+    panels[0].invert_yaxis()
     return figure
 
 

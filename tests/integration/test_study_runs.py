@@ -86,7 +86,12 @@ def test_coach_plot_draws_two_presets_on_one_figure(experiments: Path, tmp_path:
         str(Path("figures") / "CartPole-v1.png"),
         str(Path("figures") / "CartPole-v1.svg"),
         str(Path("figures") / "final_performance.csv"),
+        str(Path("figures") / "final_performance.png"),
+        str(Path("figures") / "final_performance.svg"),
     ]
+    aggregates = (tmp_path / "figures" / "final_performance.svg").read_text()
+    for label in ("CartPole_DQN", "CartPole_DDQN", "IQM", "optimality gap"):
+        assert label in aggregates
     with open(tmp_path / "figures" / "final_performance.csv", newline="") as f:
         table = {row["preset"]: row for row in csv.DictReader(f)}
     dqn = find_runs([experiments])[1:]
