@@ -109,12 +109,15 @@ def on_grid(
     """The runs' ``metric`` on common points of ``x`` (``env_steps`` or ``wall_time``), for a
     band across them.
 
-    The grid runs from the latest first evaluation to the earliest last one, so that every
-    run has evaluations on both sides of every point; each run's value at a point is
-    interpolated linearly between its evaluations.
+    Over env steps, the grid runs from the latest first evaluation to the earliest last one,
+    so that every run has evaluations on both sides of every point; each run's value at a
+    point is interpolated linearly between its evaluations. Over wall time, runs of the same
+    schedule evaluate at the same env steps but not at the same seconds (a loaded machine,
+    another seed's longer episodes): their evaluations are matched one to one, as far as the
+    shortest run goes, at the runs' mean wall time of each.
 
     Returns:
-        ``(steps, values)``: the grid (P,) and each run's values on it (runs, P).
+        ``(x, values)``: the points (P,) and each run's values at them (runs, P).
 
     Raises:
         CoachError: No runs, a run without evaluations or without ``metric``, or runs that
@@ -128,6 +131,10 @@ def on_grid(
         if values is None or not len(run.env_steps):
             raise CoachError(f"{run.path} has no evaluation {metric} to plot")
         curves.append((run.env_steps if x == "env_steps" else run.wall_time, values))
+    if x == "wall_time":
+        count = min(len(values) for _, values in curves)
+        seconds = np.mean([times[:count] for times, _ in curves], axis=0)
+        return seconds, np.stack([values[:count] for _, values in curves])
     start = max(float(steps[0]) for steps, _ in curves)
     end = min(float(steps[-1]) for steps, _ in curves)
     if end < start:

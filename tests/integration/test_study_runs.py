@@ -57,6 +57,9 @@ def test_runs_on_a_common_grid_give_the_band_across_seeds(experiments: Path) -> 
     for run, row in zip(runs, values, strict=True):  # the evaluations themselves at the ends
         assert row[0] == pytest.approx(np.interp(steps[0], run.env_steps, run.reward))
         assert row[-1] == pytest.approx(run.reward[-1])
+    seconds, by_time = on_grid(runs, x="wall_time")  # evaluations matched one to one
+    np.testing.assert_allclose(seconds, np.mean([r.wall_time for r in runs], axis=0))
+    np.testing.assert_array_equal(by_time, [r.reward for r in runs])
     mean, low, high = curve_band(values)
     np.testing.assert_allclose(mean, values.mean(axis=0))
     assert (low <= mean).all() and (mean <= high).all()
