@@ -68,21 +68,21 @@ def plot_runs(paths: list[Path], output: Path, x_axis: str, metric: str) -> list
     by_environment: dict[str, dict[str, list[Run]]] = {}
     for run in find_runs(paths):
         by_environment.setdefault(run.environment, {}).setdefault(run.preset, []).append(run)
+    every = {name: runs for presets in by_environment.values() for name, runs in presets.items()}
+    thresholds = {name: _threshold(name, metric) for name in every}  # each preset loaded once
     written = []
-    every: dict[str, list[Run]] = {}
     for environment, presets in by_environment.items():
-        every.update(presets)
         curves = {name: on_grid(runs, metric=metric, x=x_axis) for name, runs in presets.items()}
-        thresholds = {_threshold(name, metric) for name in presets}
+        shared = {thresholds[name] for name in presets}
         figure = curve_figure(
             curves,
             environment,
             x_label=x_axis.replace("_", " "),
             y_label=f"evaluation {metric.replace('_', ' ')}",
-            threshold=thresholds.pop() if len(thresholds) == 1 else None,
+            threshold=shared.pop() if len(shared) == 1 else None,
         )
         written += save(figure, output / re.sub(r"[^A-Za-z0-9._-]+", "_", environment))
-    rows = final_performance(every, {name: _threshold(name, metric) for name in every}, metric)
+    rows = final_performance(every, thresholds, metric)
     if rows:
         written.append(write_table(rows, output / "final_performance.csv"))
         written += save(aggregate_figure(rows), output / "final_performance")

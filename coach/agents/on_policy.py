@@ -34,7 +34,6 @@ from coach.agents.on_policy_learning import (
     actor_and_critic,
 )
 from coach.agents.parameters import AgentParameters
-from coach.agents.slots import named_slots
 from coach.core.action_masks import ACTION_MASK, MASKED_FILL, masked_values
 from coach.core.run_phase import RunPhase
 from coach.core.types import ActionInfo, EnvResponse, Observation, Transition
@@ -285,12 +284,9 @@ class OnPolicyAgent(Agent):
         # Only the current policy's own steps are on-policy data (not heatup's random ones).
         if self.phase is not RunPhase.TRAIN:
             return
-        assert self.memory is not None  # the rollout, or a rollout worker's outbox
-        if rows is not None or self.acts_in_slots:
-            step = named_slots(self, step, rows)
-            if rows is not None and isinstance(self.memory, Rollout):
-                self.memory.reserve(self.num_envs)  # a block of all its slots
-        self.memory.store(step)
+        if rows is not None and isinstance(self.memory, Rollout):
+            self.memory.reserve(self.num_envs)  # a block of all its slots, seen or not yet
+        super().store(step, info, rows)
 
     def reset(self, response: EnvResponse) -> None:
         # The episodes in the block stop here: mark the block's last step as truncated, so

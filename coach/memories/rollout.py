@@ -309,7 +309,8 @@ class Rollout(Memory):
             raise CoachError(
                 f"sequences of {length} steps do not tile a block of {self.length} steps"
             )
-        if self.aligned and self.steps == self.length:
+        whole = self.aligned and self.steps == self.length  # every column exactly full
+        if whole:
             count = self.length // length * self.num_envs
             order = self.rng.permutation(count)
             starts, slots = np.divmod(order, self.num_envs)
@@ -329,7 +330,7 @@ class Rollout(Memory):
             steps = starts[None, start : start + per_batch] + offsets
             slot = slots[start : start + per_batch]
             batch = self._rows(np.minimum(steps, last) * self.num_envs + slot[None], first_only)
-            if not (self.aligned and self.steps == self.length):
+            if not whole:
                 batch.extras[VALID] = steps < self.counts[slot][None]
             yield batch
 
