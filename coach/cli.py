@@ -2,6 +2,7 @@
 
 coach -p CartPole_DQN
 coach -p CartPole_DQN --seed 3 -cp agent.algorithm.discount=0.98
+coach -p CartPole_DQN --seeds 0-4 -j 2
 coach -l
 coach plot experiments/CartPole_DQN experiments/CartPole_DDQN
 """
@@ -19,6 +20,7 @@ from coach.cli_options import CoachGroup, fail
 from coach.cli_plot import plot
 from coach.cli_run import RunOptions, run
 from coach.errors import CoachError
+from coach.studies.group import is_group, run_group
 
 
 def _list_presets() -> None:
@@ -76,6 +78,20 @@ def _list_presets() -> None:
     type=cli_options.SEED,
     default=None,
     help="Seed of the run, 0 to 2**32 - 1 (default 0).",
+)
+@click.option(
+    "--seeds",
+    type=cli_options.Seeds(),
+    default=None,
+    metavar="0-4|0,3,7",
+    help="Run these seeds as one group: experiments/NAME/<timestamp>/seed_<k>/.",
+)
+@click.option(
+    "-j",
+    "--jobs",
+    type=click.IntRange(min=1),
+    default=None,
+    help="How many seeds of a group run at once (default: this machine's cores).",
 )
 @click.option(
     "-cp",
@@ -193,6 +209,10 @@ def main(ctx: click.Context, /, list_: bool, **options: Any) -> None:
         opts = RunOptions(**options)
         if not opts.preset and opts.resume is None:
             fail("give a preset with -p NAME (coach -l lists them), or --resume DIR")
+        if opts.seeds is not None or (opts.resume is not None and is_group(opts.resume)):
+            sys.exit(run_group(opts))
+        if opts.jobs is not None:
+            fail("-j runs the seeds of a group at once: give --seeds too")
         sys.exit(run(opts))
     except CoachError as error:
         fail(str(error))

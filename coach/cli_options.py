@@ -170,3 +170,38 @@ def experiment_path() -> PathOption:
 def existing_path(folder_only: bool = False) -> PathOption:
     """A checkpoint or experiment to read: it must exist."""
     return PathOption(exists=True, file_okay=not folder_only, path_type=Path)
+
+
+MAX_SEEDS = 1000
+"""The most seeds one group runs: a typo such as ``0-40000`` is refused, not started."""
+
+
+class Seeds(click.ParamType[Any]):
+    """Seeds of a group: ranges and single seeds separated by commas, ``0-4`` or ``0,3,7``
+    or ``0-2,9``; each once, each a `SEED`."""
+
+    name = "seeds"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        if isinstance(value, tuple):
+            return value
+        text = str(value).strip()
+        seeds: list[int] = []
+        for part in text.split(","):
+            first, dash, last = part.strip().partition("-")
+            try:
+                low = int(first)
+                high = int(last) if dash else low
+            except ValueError:
+                self.fail(f"{text!r} is not a list of seeds such as 0-4 or 0,3,7", param, ctx)
+            if high < low:
+                self.fail(f"{part.strip()!r} is a range from high to low", param, ctx)
+            if low < 0 or high > SEED.max:  # type: ignore[operator]
+                self.fail(f"{part.strip()!r} is outside the seeds 0 to {SEED.max}", param, ctx)
+            if len(seeds) + high - low + 1 > MAX_SEEDS:
+                self.fail(f"{text!r} is more than {MAX_SEEDS} seeds", param, ctx)
+            seeds += range(low, high + 1)
+        repeated = sorted({s for s in seeds if seeds.count(s) > 1})
+        if repeated:
+            self.fail(f"{text!r} names seed {repeated[0]} twice", param, ctx)
+        return tuple(seeds)

@@ -14,6 +14,7 @@ import signal
 import sys
 import time
 import traceback
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -58,6 +59,12 @@ class RunOptions:
     ray_address: str | None
     evaluation_worker: bool
     record_dataset: str | None
+    seeds: tuple[int, ...] | None = None
+    """``--seeds``: run these seeds as a group (`coach.studies.group`)."""
+    jobs: int | None = None
+    """``-j``: how many seeds of a group run at once."""
+    run_dir: Path | None = None
+    """The run's folder, made by its group (not a command-line option)."""
 
 
 def _prepare(opts: RunOptions) -> tuple[Any, dict[str, Any] | None]:
@@ -155,10 +162,14 @@ def _distribute(graph: GraphManager, opts: RunOptions) -> GraphManager:
     return DistributedGraphManager(graph, params)
 
 
-def run(opts: RunOptions) -> int:
+def run(
+    opts: RunOptions, watch: Callable[[GraphManager], None] | None = None, signals: bool = True
+) -> int:
     """The run of the command line: checked whole before its folder is made; a user error
     (a `CoachError`) while it is built leaves no folder behind, an internal error keeps the
-    folder with its traceback in log.txt."""
+    folder with its traceback in log.txt. ``watch`` is given the graph once it is built,
+    before it runs (a group follows its seeds so); without ``signals`` the run leaves
+    SIGINT and SIGTERM alone (its group stops it through ``graph.stop_requested``)."""
     preset, checkpoint = _prepare(opts)
     graph = _distribute(preset.graph_manager, opts)  # a bad -n fails before anything is written
     if opts.record_dataset is not None:  # refused before the run, not after it
@@ -169,6 +180,9 @@ def run(opts: RunOptions) -> int:
     if opts.resume is not None:
         assert checkpoint is not None
         directory, run_seed = opts.resume, int(checkpoint["seed"])
+    elif opts.run_dir is not None:
+        directory = opts.run_dir
+        run_seed = opts.seed if opts.seed is not None else (preset.seed or 0)
     else:
         default_name = preset.name if opts.level is None else f"{preset.name}_{opts.level}"
         folder = experiment_dir(opts.experiment_path, opts.experiment_name or default_name)
@@ -176,6 +190,8 @@ def run(opts: RunOptions) -> int:
         run_seed = opts.seed if opts.seed is not None else (preset.seed or 0)
     try:
         recorder = _start(graph, preset, opts, directory, run_seed, checkpoint)
+        if signals:
+            _install_signal_handlers(graph)
     except CoachError:
         # The environment or an agent could not be built: leave no experiment behind.
         _close(graph)
@@ -189,6 +205,8 @@ def run(opts: RunOptions) -> int:
         _close(graph)
         raise
     try:
+        if watch is not None:
+            watch(graph)
         return _drive(graph, opts, directory, recorder)
     except CoachError as error:
         _close(graph)
@@ -262,7 +280,6 @@ def _start(
 
         command = " ".join(["coach", *sys.argv[1:]])
         recorder = record_run(graph, opts.record_dataset, command, opts.evaluate is not None)
-    _install_signal_handlers(graph)
     return recorder
 
 

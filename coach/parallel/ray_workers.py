@@ -50,29 +50,9 @@ class RayWorkerPool(WorkerPool):
 
     def __init__(self, *args: Any, address: str | None = None, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        if address is None:
-            _loopback_only()
-        try:
-            import ray
-        except ImportError:
-            raise CoachError("--backend ray needs Ray: pip install 'coach[ray]'") from None
-        self.ray = ray
-        self.owns_runtime = False
-        if not ray.is_initialized():
-            options: dict[str, Any] = {
-                "include_dashboard": False,
-                "log_to_driver": False,
-                "configure_logging": False,
-            }
-            if address is None:
-                # Room for every worker, whatever the cores: they mostly wait on each other.
-                options["num_cpus"] = max(os.cpu_count() or 1, len(self.ranks))
-            try:
-                # "local": a runtime of its own, even where `ray start` runs a cluster.
-                ray.init(address=address or "local", **options)
-            except (ConnectionError, ValueError, RuntimeError) as error:
-                raise CoachError(f"cannot start or join Ray at {address!r}: {error}") from None
-            self.owns_runtime = True
+        # Room for every worker, whatever the cores: they mostly wait on each other.
+        self.ray, self.owns_runtime = start_ray(address, len(self.ranks))
+        ray = self.ray
         self.actor_class = ray.remote(num_cpus=1, max_restarts=0)(_RayWorker)
         self.actors: dict[int, Any] = {}
         self._pids: dict[int, int] = {}
@@ -93,7 +73,7 @@ class RayWorkerPool(WorkerPool):
         self.starts[rank] += 1
         actor = self.actor_class.remote(spec)
         self.actors[rank] = actor
-        return actor.pid.remote()  # type: ignore[attr-defined]
+        return actor.pid.remote()
 
     def _await_ready(self, rank: int, ref: Any) -> None:
         try:
@@ -159,6 +139,38 @@ class RayWorkerPool(WorkerPool):
         if self.owns_runtime and ray.is_initialized():
             ray.shutdown()
             self.owns_runtime = False
+
+
+def start_ray(address: str | None, slots: int) -> tuple[Any, bool]:
+    """The ``ray`` module, initialized: joined to the cluster at ``address`` (``auto`` or
+    ``HOST:PORT``), or with no address a runtime of its own on the loopback interface with
+    CPUs for at least ``slots`` tasks. Also whether this call started the runtime (its
+    caller then shuts it down).
+
+    Raises:
+        CoachError: Ray is not installed, or the runtime cannot be started or joined.
+    """
+    if address is None:
+        _loopback_only()
+    try:
+        import ray
+    except ImportError:
+        raise CoachError("--backend ray needs Ray: pip install 'coach[ray]'") from None
+    if ray.is_initialized():
+        return ray, False
+    options: dict[str, Any] = {
+        "include_dashboard": False,
+        "log_to_driver": False,
+        "configure_logging": False,
+    }
+    if address is None:
+        options["num_cpus"] = max(os.cpu_count() or 1, slots)
+    try:
+        # "local": a runtime of its own, even where `ray start` runs a cluster.
+        ray.init(address=address or "local", **options)
+    except (ConnectionError, ValueError, RuntimeError) as error:
+        raise CoachError(f"cannot start or join Ray at {address!r}: {error}") from None
+    return ray, True
 
 
 def _loopback_only() -> None:
