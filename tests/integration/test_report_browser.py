@@ -22,6 +22,10 @@ from PIL import Image, ImageStat
 from coach.studies.runs import find_runs
 from tests.integration.coach_cli import coach
 
+# The study's runs are made once per test process (`study_experiments`); grouped on one
+# worker by `make test`'s --dist loadgroup, they are made once in all.
+pytestmark = pytest.mark.xdist_group("study")
+
 CHROMIUM = Path("/usr/bin/chromium")
 """Debian's chromium, which ``scripts/install-system-packages`` installs."""
 

@@ -18,6 +18,10 @@ from coach.studies.runs import find_runs, on_grid, read_run
 from coach.studies.statistics import curve_band
 from tests.integration.coach_cli import coach
 
+# The study's runs are made once per test process (`study_experiments`); grouped on one
+# worker by `make test`'s --dist loadgroup, they are made once in all.
+pytestmark = pytest.mark.xdist_group("study")
+
 
 @pytest.fixture
 def experiments(study_experiments: Path) -> Path:
