@@ -26,7 +26,9 @@ $(STAMP): setup.cfg pyproject.toml
 run: install
 	$(BIN)/coach -p CartPole_DQN
 
+# The report's browser test needs Debian's chromium, which pip cannot install.
 test: install
+	bash scripts/install-system-packages
 	$(BIN)/python -m pytest -q -n auto --dist loadgroup --durations=15
 
 lint: install

@@ -5,7 +5,8 @@ curve, their mean and 95% bootstrap band, and presets on the same environment sh
 Where the presets of a figure share a validation threshold for the metric, it is drawn too.
 Each figure is written as PNG and SVG into ``--output``, named after its environment, beside
 ``final_performance.csv`` and its figure: each preset's final scores over its threshold,
-aggregated (`coach.studies.tables`).
+aggregated (`coach.studies.tables`), and ``report.html``, a page of it all
+(`coach.studies.report`).
 """
 
 from __future__ import annotations
@@ -59,9 +60,11 @@ def plot(paths: tuple[Path, ...], output: Path, x_axis: str, metric: str) -> Non
 
 
 def plot_runs(paths: list[Path], output: Path, x_axis: str, metric: str) -> list[Path]:
-    """Write one figure per environment of the runs under ``paths``, and the table of the
-    presets' final performance (``final_performance.csv``); returns the files."""
+    """Write one figure per environment of the runs under ``paths``, the table of the
+    presets' final performance (``final_performance.csv``) and the report of them all
+    (``report.html``); returns the files."""
     from coach.studies.figures import aggregate_figure, curve_figure, save
+    from coach.studies.report import Report, write_report
     from coach.studies.runs import find_runs, on_grid
     from coach.studies.tables import final_performance, write_table
 
@@ -71,6 +74,7 @@ def plot_runs(paths: list[Path], output: Path, x_axis: str, metric: str) -> list
     every = {name: runs for presets in by_environment.values() for name, runs in presets.items()}
     thresholds = {name: _threshold(name, metric) for name in every}  # each preset loaded once
     written = []
+    figures = {}  # by environment, its SVG
     for environment, presets in by_environment.items():
         curves = {name: on_grid(runs, metric=metric, x=x_axis) for name, runs in presets.items()}
         shared = {thresholds[name] for name in presets}
@@ -82,10 +86,15 @@ def plot_runs(paths: list[Path], output: Path, x_axis: str, metric: str) -> list
             threshold=shared.pop() if len(shared) == 1 else None,
         )
         written += save(figure, output / re.sub(r"[^A-Za-z0-9._-]+", "_", environment))
+        figures[environment] = written[-1]
     rows = final_performance(every, thresholds, metric)
+    aggregates = None
     if rows:
         written.append(write_table(rows, output / "final_performance.csv"))
         written += save(aggregate_figure(rows), output / "final_performance")
+        aggregates = written[-1]
+    report = Report(paths, every, thresholds, figures, rows, aggregates, metric, x_axis)
+    written.append(write_report(report, output / "report.html"))
     return written
 
 

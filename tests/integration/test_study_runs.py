@@ -1,5 +1,6 @@
 """A study reads real runs back: two seeds of a CartPole_DQN run by the ``coach`` command,
-found from the experiments folder, put on a common grid and banded across seeds."""
+found from the experiments folder, put on a common grid and banded across seeds; and one of
+CartPole_DDQN beside them."""
 
 from __future__ import annotations
 
@@ -15,16 +16,17 @@ from coach.errors import CoachError
 from coach.studies.figures import curve_figure, save
 from coach.studies.runs import find_runs, on_grid, read_run
 from coach.studies.statistics import curve_band
-from tests.integration.coach_cli import SMALL, coach
+from tests.integration.coach_cli import coach
+
+# The study's runs are made once per test process (`study_experiments`); grouped on one
+# worker by `make test`'s --dist loadgroup, they are made once in all.
+pytestmark = pytest.mark.xdist_group("study")
 
 
-@pytest.fixture(scope="module")
-def experiments(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    root = tmp_path_factory.mktemp("study")
-    for preset, seed in (("CartPole_DQN", "1"), ("CartPole_DQN", "2"), ("CartPole_DDQN", "1")):
-        done = coach("-p", preset, "--seed", seed, "-e", f"{preset}_{seed}", *SMALL, cwd=root)
-        assert done.returncode == 0, done.stderr
-    return root / "experiments"
+@pytest.fixture
+def experiments(study_experiments: Path) -> Path:
+    """Two seeds of CartPole_DQN and one of CartPole_DDQN (`tests.integration.conftest`)."""
+    return study_experiments
 
 
 def test_every_run_under_a_folder_is_found_with_its_preset_seed_and_evaluations(
@@ -91,6 +93,7 @@ def test_coach_plot_draws_two_presets_on_one_figure(experiments: Path, tmp_path:
         str(Path("figures") / "final_performance.csv"),
         str(Path("figures") / "final_performance.png"),
         str(Path("figures") / "final_performance.svg"),
+        str(Path("figures") / "report.html"),
     ]
     aggregates = (tmp_path / "figures" / "final_performance.svg").read_text()
     for label in ("CartPole_DQN", "CartPole_DDQN", "IQM", "optimality gap"):
