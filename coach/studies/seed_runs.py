@@ -188,8 +188,10 @@ class LocalSeedRunner(SeedRunner):
                 if seed in self.processes and self.messages.empty():
                     del self.processes[seed]
                     self.progress.spent.pop(seed, None)
+                    # Stopped before it could take the group's stop (a Ctrl-C while it started).
+                    status = "interrupted" if self.stop.is_set() else "failed"
                     yield SeedOutcome(
-                        seed, "failed", process.exitcode, f"its process ended ({process.exitcode})"
+                        seed, status, process.exitcode, f"its process ended ({process.exitcode})"
                     )
 
     def kill(self) -> None:
