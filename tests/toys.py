@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 from collections.abc import Callable
 from typing import Any
 
@@ -198,3 +199,12 @@ class CoinFlipEnv(gym.Env):
     def step(self, action: Any) -> tuple[np.ndarray, float, bool, bool, dict[str, Any]]:
         reward = float(self.np_random.integers(0, 2))
         return np.zeros(1, dtype=np.float32), reward, True, False, {}
+
+
+class FakeTerminal(io.StringIO):
+    """A console that says it is a terminal: live progress bars draw into it."""
+
+    encoding = "utf-8"
+
+    def isatty(self) -> bool:
+        return True

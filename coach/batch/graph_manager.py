@@ -216,22 +216,35 @@ class BatchRLGraphManager(BasicRLGraphManager):
         schedule = self.schedule_params
         epochs = schedule.improve_steps.num_steps
         period = max(schedule.steps_between_evaluation_periods.num_steps, 1)
-        while self.epoch < epochs:
-            self.train_epoch()
-            self.off_policy_evaluation()
-            if schedule.evaluation_steps.num_steps > 0 and self.epoch % period == 0:
-                self.evaluation_period(schedule.evaluation_steps)
-            if self._checkpoints is not None and self._checkpoints.due(self.env_steps):
-                self.save_checkpoint()
-            if self.stopped_early:
-                return
+        # The bar moves with the gradient steps, a fraction of an epoch at a time.
+        first, trained, per_epoch = self.epoch, self.training_steps, self._steps_per_epoch()
+        with self.report.bar(
+            "train",
+            schedule.improve_steps,
+            lambda: first + (self.training_steps - trained) / per_epoch,
+            leave=True,
+        ):
+            while self.epoch < epochs:
+                self.train_epoch()
+                self.off_policy_evaluation()
+                if schedule.evaluation_steps.num_steps > 0 and self.epoch % period == 0:
+                    self.evaluation_period(schedule.evaluation_steps)
+                if self._checkpoints is not None and self._checkpoints.due(self.env_steps):
+                    self.save_checkpoint()
+                if self.stopped_early:
+                    return
+
+    def _steps_per_epoch(self) -> int:
+        """The gradient steps of one pass over the dataset: |dataset| / batch_size."""
+        agent = self.levels[0].only_agent("batch RL")
+        assert agent.memory is not None
+        return math.ceil(len(agent.memory) / agent.params.algorithm.batch_size)
 
     def train_epoch(self) -> dict[str, float]:
         """One pass: |dataset| / batch_size gradient steps; returns the mean losses."""
         self.phase = RunPhase.TRAIN
         agent = self.levels[0].only_agent("batch RL")
-        assert agent.memory is not None
-        steps = math.ceil(len(agent.memory) / agent.params.algorithm.batch_size)
+        steps = self._steps_per_epoch()
         started = time.perf_counter()
         totals: dict[str, float] = {}
         done = 0
@@ -240,6 +253,7 @@ class BatchRLGraphManager(BasicRLGraphManager):
             for name, value in agent.training_round(1).items():
                 totals[name] = totals.get(name, 0.0) + value
             done += 1
+            self.report.tick()
         if done == steps:  # an interrupted epoch is run again in full on --resume
             self.epoch += 1
         means = {name: total / max(done, 1) for name, total in totals.items()}

@@ -13,7 +13,8 @@ evaluation always scores whole, fresh episodes.
 The loop keeps its place in counters (`RunProgress`: where the current training period ends,
 whether heatup is done), so a run restored from a checkpoint carries on exactly where it
 stopped; what a checkpoint holds is `coach.graph_managers.run_state`, what an evaluation gives
-back `coach.graph_managers.evaluation`.
+back `coach.graph_managers.evaluation`, what the console shows of the run (the progress
+line, the live bars) `coach.graph_managers.progress_report`.
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ from coach.environments.environment import Environment
 from coach.errors import CoachError, RunInterrupted
 from coach.graph_managers.evaluation import EvaluationEpisodes, EvaluationResult
 from coach.graph_managers.parameters import RunContext, ScheduleParameters
+from coach.graph_managers.progress_report import ProgressReport, since
 from coach.graph_managers.run_state import RunProgress, restore_run, run_state, with_memories
 from coach.level_manager import Level
 from coach.logging.experiment_logger import ExperimentLogger
@@ -72,6 +74,8 @@ class GraphManager(ABC):
         """Ends `improve` early after an evaluation for which it returns true."""
         self.stopped_early = False
         """`stop_when` returned true."""
+        self.report = ProgressReport(self)
+        """The console's progress line and live bars."""
 
     # -- building ---------------------------------------------------------------------------
 
@@ -202,8 +206,8 @@ class GraphManager(ABC):
             self._reset()
         count = self._counter(budget)
         end = count() + budget.num_steps
-        last_time = time.perf_counter()
-        last_steps = self._total_env_steps()
+        report = self.report
+        report.restart()
         step = self.top_level.step
         checkpoints = self._checkpoints
         while count() < end:
@@ -218,21 +222,7 @@ class GraphManager(ABC):
                 and checkpoints.due(self.env_steps)
             ):
                 self.save_checkpoint()
-            now = time.perf_counter()
-            if now - last_time >= self.context.progress_seconds:
-                self._progress(now - last_time, self._total_env_steps() - last_steps)
-                last_time, last_steps = now, self._total_env_steps()
-
-    def _progress(self, seconds: float, steps: int) -> None:
-        if self.logger is None:
-            return
-        sizes = {
-            f"{level.name}.{name}": len(agent.memory)
-            for level in self.levels
-            for name, agent in level.agents.items()
-            if agent.memory is not None
-        }
-        self.logger.progress(self.phase, steps / seconds if seconds > 0 else 0.0, sizes)
+            report.step()
 
     def heatup(self, steps: StepUnit) -> None:
         """Act at random for ``steps``: the memories fill, nothing trains."""
@@ -241,8 +231,9 @@ class GraphManager(ABC):
         self.phase = RunPhase.HEATUP
         started = time.perf_counter()
         before = self._total_env_steps()
-        self._run(steps)
-        self._progress(time.perf_counter() - started, self._total_env_steps() - before)
+        with self.report.bar("heatup", steps, since(self._counter(steps))):
+            self._run(steps)
+        self.report.line(time.perf_counter() - started, self._total_env_steps() - before)
 
     def train_and_act(self, steps: StepUnit) -> None:
         """Act with exploration, store and train for ``steps``."""
@@ -274,7 +265,8 @@ class GraphManager(ABC):
 
         # An episode budget ends in `record`, once every copy has run its share.
         by_episodes = isinstance(steps, EnvironmentEpisodes)
-        self._run(EnvironmentEpisodes(2**62) if by_episodes else steps, on_response=record)
+        with self.report.evaluation_bar(steps, episodes):
+            self._run(EnvironmentEpisodes(2**62) if by_episodes else steps, on_response=record)
         rewards, lengths = episodes.rewards, episodes.lengths
         self.progress.evaluation_env_steps += self._total_env_steps() - before
         self.progress.evaluation_episodes += self._episodes() - episodes_before
@@ -287,8 +279,7 @@ class GraphManager(ABC):
                 self.logger.writer("graph").write_summary(summary, self.progress.frozen_env_steps)
                 self.logger.info(f"evaluation videos: {', '.join(str(p) for p in paths)}")
         self.record_evaluation(result)
-        if self.logger is not None:
-            self._progress(time.perf_counter() - started, self._total_env_steps() - before)
+        self.report.line(time.perf_counter() - started, self._total_env_steps() - before)
         self.fresh_episodes = True  # training goes on with fresh episodes
         self._snapshot = None
         return result
@@ -335,32 +326,36 @@ class GraphManager(ABC):
         improve, period = schedule.improve_steps, schedule.steps_between_evaluation_periods
         if self.progress.improve_start is None:
             self.progress.improve_start = self._training_count(improve)
-        while True:
-            if (
-                self.progress.period_end is not None
-                and self._training_count(period) >= self.progress.period_end
-            ):
-                self.progress.period_end = None
-                if schedule.evaluation_steps.num_steps > 0:
-                    self.evaluation_period(schedule.evaluation_steps)
-                if self.stopped_early:
+        with self.report.bar("train", improve, self._spent, leave=True):
+            while True:
+                if (
+                    self.progress.period_end is not None
+                    and self._training_count(period) >= self.progress.period_end
+                ):
+                    self.progress.period_end = None
+                    if schedule.evaluation_steps.num_steps > 0:
+                        self.evaluation_period(schedule.evaluation_steps)
+                    if self.stopped_early:
+                        return
+                    continue
+                remaining = improve.num_steps - self._spent()
+                if remaining <= 0:
+                    break
+                if self.progress.period_end is None:
+                    length = period.num_steps
+                    if type(period) is type(improve):
+                        length = min(length, remaining)
+                    self.progress.period_end = self._training_count(period) + length
+                self.train_and_act(
+                    type(period)(self.progress.period_end - self._training_count(period))
+                )
+                if self.stopped_early:  # an evaluation run aside (in parallel) said so
                     return
-                continue
-            remaining = improve.num_steps - (
-                self._training_count(improve) - self.progress.improve_start
-            )
-            if remaining <= 0:
-                break
-            if self.progress.period_end is None:
-                length = period.num_steps
-                if type(period) is type(improve):
-                    length = min(length, remaining)
-                self.progress.period_end = self._training_count(period) + length
-            self.train_and_act(
-                type(period)(self.progress.period_end - self._training_count(period))
-            )
-            if self.stopped_early:  # an evaluation run aside (in parallel) said so
-                return
+
+    def _spent(self) -> int:
+        """What training has spent of the budget (``improve_steps``) so far."""
+        start = self.progress.improve_start or 0
+        return self._training_count(self.schedule_params.improve_steps) - start
 
     # -- checkpoints ------------------------------------------------------------------------
 

@@ -1,5 +1,8 @@
 """Where a run reports: TensorBoard event files, progress.csv, the console and log.txt.
 
+Where the console is a terminal, live progress bars (`coach.logging.progress`) share its
+last line with the log lines, which print above them; log.txt gets the log lines only.
+
 Every scalar goes to TensorBoard against the run's total environment steps (heatup and
 training, not evaluation), grouped under Train/, Evaluation/, Loss/, Exploration/, Memory/
 and Time/. Each agent writes its own TensorBoard run (``tensorboard/<level>.<agent>``);
@@ -20,6 +23,7 @@ import numpy as np
 
 from coach.core.run_phase import RunPhase
 from coach.logging.event_writer import EventWriter
+from coach.logging.progress import ConsoleHandler, ProgressLine
 
 CSV_COLUMNS = [
     "wall_time",
@@ -84,8 +88,10 @@ class ExperimentLogger:
         file_handler = logging.FileHandler(directory / "log.txt")
         file_handler.setFormatter(formatter)
         self.console.addHandler(file_handler)
+        self.terminal = ProgressLine(sys.stdout, enabled=not quiet)
+        """The console's last line, where live progress bars go (drawn on a terminal only)."""
         if not quiet:
-            stream = logging.StreamHandler(sys.stdout)
+            stream = ConsoleHandler(self.terminal)
             stream.setFormatter(formatter)
             self.console.addHandler(stream)
         self.episodes = 0
@@ -276,6 +282,7 @@ class ExperimentLogger:
             writer.flush()
 
     def close(self) -> None:
+        self.terminal.close()
         self.flush()
         for writer in self._writers.values():
             writer.close()

@@ -17,13 +17,13 @@ graph: heatup, training with periodic evaluation, counted in the env steps the w
   such blocks before it trains further.
 
 Evaluation runs in the learner's own environment copies, or with ``evaluation_worker`` in a
-worker of its own while training goes on. Episodes in flight in the workers are not part of
+worker of its own while training goes on. The console shows a single run's progress line and
+live bars, brought up to date after each block. Episodes in flight in the workers are not part of
 a checkpoint: a resumed run starts them afresh.
 """
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -88,7 +88,6 @@ class DistributedGraphManager(GraphManager):
         """What is left of the phase's env-step budget (``None`` for other budgets)."""
         self._pending_evaluation: int | None = None
         """The training clock of the evaluation under way in the evaluation worker."""
-        self._last_progress = (0.0, 0)
 
     def parameters(self) -> dict[str, Any]:
         return self.graph.parameters()
@@ -205,7 +204,7 @@ class DistributedGraphManager(GraphManager):
         count = self._counter(budget)
         end = count() + budget.num_steps
         self._remaining = (lambda: end - count()) if isinstance(budget, EnvironmentSteps) else None
-        self._last_progress = (time.perf_counter(), self._total_env_steps())
+        self.report.restart()
         collect = self._collect_synchronously if self.on_policy else self._collect_block
         while count() < end and not self.stopped_early:
             collect()
@@ -332,11 +331,7 @@ class DistributedGraphManager(GraphManager):
         checkpoints = self._checkpoints
         if checkpoints is not None and checkpoints.due(self.env_steps):
             self.save_checkpoint()
-        now = time.perf_counter()
-        last_time, last_steps = self._last_progress
-        if now - last_time >= self.context.progress_seconds:
-            self._progress(now - last_time, self._total_env_steps() - last_steps)
-            self._last_progress = (now, self._total_env_steps())
+        self.report.step()  # the progress line and the live bar, when due
 
     # -- evaluation aside -------------------------------------------------------------------
 

@@ -17,11 +17,19 @@ from tests.integration.coach_cli import SMALL, coach, experiment, rewards
 
 
 @pytest.fixture(scope="module")
-def small_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
+def small_result(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> tuple[subprocess.CompletedProcess[str], Path]:
+    """A short run with its console on a pipe, and its experiment folder."""
     root = tmp_path_factory.mktemp("experiments")
     result = coach("-p", "CartPole_DQN", "-ep", str(root), "--seed", "3", *SMALL, cwd=root)
     assert result.returncode == 0, result.stderr
-    return experiment(root)
+    return result, experiment(root)
+
+
+@pytest.fixture(scope="module")
+def small_run(small_result: tuple[subprocess.CompletedProcess[str], Path]) -> Path:
+    return small_result[1]
 
 
 def test_run_writes_the_experiment_folder(small_run: Path) -> None:
@@ -34,6 +42,16 @@ def test_run_writes_the_experiment_folder(small_run: Path) -> None:
     ]
     log = (small_run / "log.txt").read_text()
     assert "heatup" in log and "evaluate" in log and "steps/s" in log
+
+
+def test_a_pipe_gets_the_log_lines_without_progress_bars(
+    small_result: tuple[subprocess.CompletedProcess[str], Path],
+) -> None:
+    """Live bars are for terminals (tests/integration/test_progress_cli.py)."""
+    result, run = small_result
+    assert "heatup   env steps" in result.stdout and "done: best evaluation" in result.stdout
+    for text in (result.stdout, result.stderr, (run / "log.txt").read_text()):
+        assert not any(mark in text for mark in ("\r", "█", "% |"))
 
 
 def test_progress_csv_has_episodes_and_evaluations(small_run: Path) -> None:

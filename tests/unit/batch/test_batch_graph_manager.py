@@ -4,6 +4,7 @@ real CartPole run recorded into a local Minari dataset, and batch agents learnin
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -30,6 +31,7 @@ from coach.graph_managers.parameters import RunContext
 from coach.memories.prioritized_experience_replay import PrioritizedExperienceReplayParameters
 from coach.networks.heads import CategoricalPolicyHeadParameters, QHeadParameters
 from coach.presets import load_preset
+from tests.toys import FakeTerminal
 
 NAME = "test/cartpole-dqn-v0"
 
@@ -294,3 +296,24 @@ def test_a_batch_schedule_counts_epochs(minari_root: Path) -> None:
     ):
         graph.create_graph(RunContext(seed=0))
     assert Epochs(3).num_steps == 3
+
+
+def test_a_terminal_shows_the_epochs_as_a_live_bar(
+    minari_root: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _record(1000)
+    console = FakeTerminal()
+    monkeypatch.setattr(sys, "stdout", console)
+    monkeypatch.setenv("COLUMNS", "121")
+    monkeypatch.delenv("TERM", raising=False)
+    graph = _batch_graph(BCAgentParameters(), epochs=2, off_policy_evaluation=False)
+    graph.create_graph(RunContext(seed=0, experiment_dir=tmp_path))
+    try:
+        graph.improve()
+    finally:
+        graph.close()
+    frames = [f for f in console.getvalue().split("\r") if f.startswith("train ")]
+    assert "| 0/2 epochs" in frames[0]
+    assert frames[-1].startswith("train    100% |") and "| 2/2 epochs" in frames[-1]
+    assert console.getvalue().count("epoch   2/2") == 1  # each epoch's line, above the bar
+    assert "\r" not in (tmp_path / "log.txt").read_text()

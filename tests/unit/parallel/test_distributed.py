@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import signal
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +25,7 @@ from coach.parallel.distributed import DistributedGraphManager
 from coach.parallel.parameters import DistributedParameters
 from coach.parallel.pool import WorkerFailed
 from coach.presets import load_preset
+from tests.toys import FakeTerminal
 
 
 def _fit_minibatch(graph: Any, workers: int) -> None:
@@ -372,3 +374,28 @@ def test_an_error_in_a_worker_stops_the_run_with_the_workers_message(tmp_path: P
         assert distributed.pool is not None and distributed.pool.restarts == 0  # not a death
     finally:
         distributed.close()
+
+
+def test_a_terminal_shows_the_training_bar_of_a_distributed_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    console = FakeTerminal()
+    monkeypatch.setattr(sys, "stdout", console)
+    monkeypatch.setenv("COLUMNS", "121")
+    monkeypatch.delenv("TERM", raising=False)
+    preset = load_preset("CartPole_DQN").graph_manager
+    schedule = preset.schedule_params
+    schedule.heatup_steps = EnvironmentSteps(100)
+    schedule.improve_steps = EnvironmentSteps(300)
+    schedule.steps_between_evaluation_periods = EnvironmentSteps(300)
+    schedule.evaluation_steps = EnvironmentEpisodes(1)
+    graph = DistributedGraphManager(preset, DistributedParameters(num_workers=1, block_steps=50))
+    graph.create_graph(RunContext(seed=0, experiment_dir=tmp_path))
+    try:
+        graph.improve()
+    finally:
+        graph.close()
+    frames = console.getvalue().split("\r")
+    assert any(f.startswith("heatup   100% |") and "100/100 env steps" in f for f in frames)
+    assert any(f.startswith("evaluate 100% |") and "1/1 episodes" in f for f in frames)
+    assert any(f.startswith("train    100% |") and "300/300 env steps" in f for f in frames)

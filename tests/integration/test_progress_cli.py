@@ -1,0 +1,76 @@
+"""The console's live progress bars in a real ``coach`` run on a pseudo-terminal; log.txt
+keeps the log lines only. (A run on a pipe draws none: tests/integration/test_cli.py.)"""
+
+from __future__ import annotations
+
+import os
+import pty
+import re
+import select
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.integration.coach_cli import COMMAND, ENV, SMALL, experiment
+
+
+def read_terminal(fd: int, process: subprocess.Popen[bytes], timeout: float = 240) -> str:
+    """Everything written to the pseudo-terminal ``fd`` until the run closes it."""
+    chunks = []
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        ready, _, _ = select.select([fd], [], [], 1.0)
+        if not ready:
+            if process.poll() is not None:
+                break
+            continue
+        try:
+            chunk = os.read(fd, 65536)
+        except OSError:  # EIO: the run ended, the terminal's other side is closed
+            break
+        if not chunk:
+            break
+        chunks.append(chunk)
+    return b"".join(chunks).decode("utf-8", "replace")
+
+
+@pytest.fixture(scope="module")
+def on_terminal(tmp_path_factory: pytest.TempPathFactory) -> tuple[str, Path]:
+    """A short run with a pseudo-terminal for its console: what it showed, its folder."""
+    root = tmp_path_factory.mktemp("progress")
+    env = {**ENV, "COLUMNS": "100"}
+    env.pop("TERM", None)
+    main, terminal = pty.openpty()
+    process = subprocess.Popen(
+        [*COMMAND, "-p", "CartPole_DQN", *SMALL, "-ep", str(root)],
+        stdin=subprocess.DEVNULL,
+        stdout=terminal,
+        stderr=terminal,
+        cwd=root,
+        env=env,
+    )
+    os.close(terminal)
+    try:
+        shown = read_terminal(main, process)
+    finally:
+        os.close(main)
+    assert process.wait(timeout=60) == 0, shown
+    return shown, experiment(root)
+
+
+def test_a_terminal_shows_live_bars_up_to_the_budget(on_terminal: tuple[str, Path]) -> None:
+    shown, run = on_terminal
+    frames = [f for f in shown.split("\r") if "|" in f]
+    assert any(f.startswith("heatup   100% |") and "300/300 env steps" in f for f in frames)
+    assert any(f.startswith("evaluate 100% |") and "3/3 episodes" in f for f in frames)
+    assert any(f.startswith("train    100% |") and "1.2k/1.2k env steps" in f for f in frames)
+    assert all(len(f.rstrip(" \n")) <= 99 for f in frames)  # COLUMNS=100, less one
+    # Rate and time left, measured once the bar has run a while.
+    assert any(re.search(r"[\d.]+k?/s  \d+:\d\d elapsed  \d+:\d\d left", f) for f in frames)
+    # The log lines are there as ever, each on a line of its own; the run ends on a clean line.
+    assert "\r\n" in shown and "evaluate env steps" in shown and shown.endswith("\n")
+    log = (run / "log.txt").read_text()
+    assert "evaluate env steps" in log and "done: best evaluation" in log
+    assert not any(mark in log for mark in ("\r", "█", "% |"))
