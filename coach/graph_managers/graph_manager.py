@@ -326,7 +326,7 @@ class GraphManager(ABC):
         improve, period = schedule.improve_steps, schedule.steps_between_evaluation_periods
         if self.progress.improve_start is None:
             self.progress.improve_start = self._training_count(improve)
-        with self.report.bar("train", improve, self._spent, leave=True):
+        with self.report.bar("train", improve, self.budget_spent, leave=True):
             while True:
                 if (
                     self.progress.period_end is not None
@@ -338,7 +338,7 @@ class GraphManager(ABC):
                     if self.stopped_early:
                         return
                     continue
-                remaining = improve.num_steps - self._spent()
+                remaining = improve.num_steps - self.budget_spent()
                 if remaining <= 0:
                     break
                 if self.progress.period_end is None:
@@ -352,8 +352,9 @@ class GraphManager(ABC):
                 if self.stopped_early:  # an evaluation run aside (in parallel) said so
                     return
 
-    def _spent(self) -> int:
-        """What training has spent of the budget (``improve_steps``) so far."""
+    def budget_spent(self) -> int:
+        """What training has spent of its budget (``improve_steps``, in its unit) so far;
+        heatup is not part of it."""
         start = self.progress.improve_start or 0
         return self._training_count(self.schedule_params.improve_steps) - start
 

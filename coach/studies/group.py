@@ -19,7 +19,6 @@ import contextlib
 import os
 import shutil
 import signal
-import sys
 import threading
 import time
 from pathlib import Path
@@ -91,10 +90,13 @@ class Group:
     """A group's folder and where each of its seeds stands."""
 
     def __init__(self, path: Path, document: dict[str, Any], quiet: bool) -> None:
+        from coach.logging.progress import ProgressLine
+
         self.path = path
         self.document = document
         self.quiet = quiet
-        self.line = _Line(quiet)
+        self.line = ProgressLine(enabled=not quiet)
+        """The group's one progress line, where the console is a terminal."""
 
     @property
     def seeds(self) -> list[int]:
@@ -121,8 +123,12 @@ class Group:
         default_name = preset.name if opts.level is None else f"{preset.name}_{opts.level}"
         root = opts.experiment_path.resolve()
         path = experiment_dir(root, opts.experiment_name or default_name).path
+        from coach.graph_managers.progress_report import UNIT_NAMES
+
+        improve = preset.graph_manager.schedule_params.improve_steps
         document = {
             "preset": preset.name,
+            "budget": [improve.num_steps, UNIT_NAMES.get(type(improve), "steps")],
             "seeds": list(opts.seeds),
             "options": options,
             "seed_status": {seed: "waiting" for seed in opts.seeds},
@@ -136,7 +142,7 @@ class Group:
         """The group in ``path``, to continue it."""
         try:
             document = yaml.safe_load((path / GROUP_FILE).read_text())
-            missing = {"seeds", "options", "seed_status"} - set(document)
+            missing = {"budget", "seeds", "options", "seed_status"} - set(document)
             if missing:
                 raise KeyError(", ".join(sorted(missing)))
         except (OSError, yaml.YAMLError, TypeError, KeyError) as error:
@@ -150,10 +156,14 @@ class Group:
         os.replace(tmp, self.path / GROUP_FILE)
 
     def log(self, message: str) -> None:
-        """A line of the group's log, and of its console unless quiet."""
+        """A line of the group's log, and of its console (above the progress line) unless
+        quiet."""
         with open(self.path / "log.txt", "a") as f:
             f.write(f"{time.strftime('%H:%M:%S')} {message}\n")
-        self.line.echo(message)
+        if not self.quiet:
+            self.line.clear()
+            click.echo(message)
+            self.line.redraw()
 
     def set_status(self, seed: int, status: str) -> None:
         self.document["seed_status"][seed] = status
@@ -208,27 +218,31 @@ class Group:
     def _follow(
         self, runner: SeedRunner, tasks: list[SeedTask], stop: threading.Event
     ) -> list[SeedOutcome]:
+        from coach.logging.progress import group_postfix
+
+        budget, unit = self.document["budget"]
         started: set[int] = set()
-        outcomes = []
-        total = len(tasks)
+        outcomes: list[SeedOutcome] = []
         last_log = time.monotonic()
-        for outcome in runner.outcomes(tasks, stop):
-            for seed in runner.progress.spent:
-                if seed not in started:
+        with self.line.bar("seeds", len(tasks) * budget, unit, leave=True) as bar:
+            for outcome in runner.outcomes(tasks, stop):
+                for seed in runner.progress.spent.keys() - started:
                     started.add(seed)
                     self.set_status(seed, "running")
-            if outcome is not None:  # None: a tick, to redraw the progress
-                outcomes.append(outcome)
-                started.add(outcome.seed)
-                self.set_status(outcome.seed, outcome.status)
-                self.log(_ended(outcome, self.folder(outcome.seed)))
-            text = _progress_text(runner, len(outcomes), total)
-            if self.line.live:
-                self.line.show(text)
-            elif time.monotonic() - last_log >= LOG_EVERY:
-                last_log = time.monotonic()
-                self.log(text)
-        self.line.clear()
+                if outcome is not None:  # None: a tick, to redraw the progress
+                    outcomes.append(outcome)
+                    started.add(outcome.seed)
+                    self.set_status(outcome.seed, outcome.status)
+                    self.log(_ended(outcome, self.folder(outcome.seed)))
+                running = {
+                    f"seed_{k}": (v, budget) for k, v in sorted(runner.progress.spent.items())
+                }
+                done = len(outcomes) * budget + sum(v for v, _ in running.values())
+                postfix = group_postfix("seeds", len(outcomes), len(tasks), running)
+                bar.update(done, postfix)
+                if not self.line.live and time.monotonic() - last_log >= LOG_EVERY:
+                    last_log = time.monotonic()
+                    self.log(postfix)
         return outcomes
 
     def _summary(self, outcomes: list[SeedOutcome], signum: int | None) -> int:
@@ -263,42 +277,6 @@ def _ended(outcome: SeedOutcome, folder: Path) -> str:
     what = {"done": "finished", "failed": "FAILED", "interrupted": "stopped"}[outcome.status]
     message = f": {outcome.message}" if outcome.message else ""
     return f"seed {outcome.seed} {what} (exit {outcome.code}) in {folder}{message}"
-
-
-def _progress_text(runner: SeedRunner, ended: int, total: int) -> str:
-    spent = runner.progress.spent
-    parts = [f"seeds {ended}/{total} ended"]
-    for seed, (done, budget) in sorted(spent.items()):
-        parts.append(f"seed {seed} {100 * done / max(budget, 1):.0f}%")
-    return " · ".join(parts)
-
-
-class _Line:
-    """The group's one progress line: redrawn in place on a terminal, absent otherwise
-    (`Group.log` writes a line every `LOG_EVERY` seconds there)."""
-
-    def __init__(self, quiet: bool) -> None:
-        self.quiet = quiet
-        self.live = not quiet and sys.stderr.isatty()
-        self.shown = False
-
-    def show(self, text: str) -> None:
-        width = shutil.get_terminal_size().columns - 1
-        sys.stderr.write("\r" + text[:width].ljust(width))
-        sys.stderr.flush()
-        self.shown = True
-
-    def clear(self) -> None:
-        if self.shown:
-            sys.stderr.write("\r" + " " * (shutil.get_terminal_size().columns - 1) + "\r")
-            sys.stderr.flush()
-            self.shown = False
-
-    def echo(self, message: str) -> None:
-        if self.quiet:
-            return
-        self.clear()
-        click.echo(message)
 
 
 @contextlib.contextmanager

@@ -52,25 +52,16 @@ class SeedOutcome:
 
 @dataclass(slots=True)
 class Progress:
-    """What each running seed has spent of its budget, and the budget (its unit's counts)."""
+    """What each running seed has spent of its budget (``improve_steps``, in its unit)."""
 
-    spent: dict[int, tuple[int, int]] = field(default_factory=dict)
-
-
-def budget_spent(graph: Any) -> tuple[int, int]:
-    """How much of the training budget (``schedule.improve_steps``, in its unit) the graph
-    has spent, and the budget; heatup is not part of it."""
-    improve = graph.schedule_params.improve_steps
-    start = graph.progress.improve_start
-    spent = 0 if start is None else graph._training_count(improve) - start
-    return max(0, spent), improve.num_steps
+    spent: dict[int, int] = field(default_factory=dict)
 
 
 def run_seed(
-    task: SeedTask, report: Callable[[int, int, int], None], stopped: Callable[[], bool]
+    task: SeedTask, report: Callable[[int, int], None], stopped: Callable[[], bool]
 ) -> SeedOutcome:
-    """Run one seed here; ``report(seed, spent, budget)`` is told its progress and
-    ``stopped()`` says when the group asks it to stop."""
+    """Run one seed here; ``report(seed, spent)`` is told what it has spent of its budget
+    and ``stopped()`` says when the group asks it to stop."""
     from coach.cli_run import RunOptions, run
 
     if threading.current_thread() is threading.main_thread():
@@ -80,7 +71,7 @@ def run_seed(
     def follow(graph: Any) -> None:
         while not done.wait(FOLLOW_SECONDS):
             with contextlib.suppress(Exception):  # a count read mid-step is only a report
-                report(task.seed, *budget_spent(graph))
+                report(task.seed, graph.budget_spent())
             if stopped() and graph.stop_requested is None:
                 graph.stop_requested = signal.SIGINT
 
@@ -178,9 +169,10 @@ class LocalSeedRunner(SeedRunner):
             self.processes.pop(message.seed).join()
             yield message
         elif message is not None:
-            seed, spent, budget = message
+            seed, spent = message
             if seed in self.processes:
-                self.progress.spent[seed] = (spent, budget)
+                self.progress.spent[seed] = spent
+            yield None
         for seed, process in list(self.processes.items()):
             if process.exitcode is not None and self.messages.empty():
                 # It ended without a word: killed, or died in C code.
@@ -273,13 +265,13 @@ class _Board:
     """A Ray actor between the group and its seeds: their progress, and the group's stop."""
 
     def __init__(self) -> None:
-        self.spent: dict[int, tuple[int, int]] = {}
+        self.spent: dict[int, int] = {}
         self.stop = False
 
-    def report(self, seed: int, spent: int, budget: int) -> None:
-        self.spent[seed] = (spent, budget)
+    def report(self, seed: int, spent: int) -> None:
+        self.spent[seed] = spent
 
-    def read(self) -> dict[int, tuple[int, int]]:
+    def read(self) -> dict[int, int]:
         return dict(self.spent)
 
     def ask_stop(self) -> None:
@@ -293,8 +285,8 @@ def _ray_seed(task: SeedTask, board: Any) -> SeedOutcome:
     """A seed's Ray task: run it, telling the board its progress."""
     import ray
 
-    def report(seed: int, spent: int, budget: int) -> None:
-        board.report.remote(seed, spent, budget)
+    def report(seed: int, spent: int) -> None:
+        board.report.remote(seed, spent)
 
     def stopped() -> bool:
         return bool(ray.get(board.stopped.remote()))

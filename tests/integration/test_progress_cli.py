@@ -74,3 +74,32 @@ def test_a_terminal_shows_live_bars_up_to_the_budget(on_terminal: tuple[str, Pat
     log = (run / "log.txt").read_text()
     assert "evaluate env steps" in log and "done: best evaluation" in log
     assert not any(mark in log for mark in ("\r", "█", "% |"))
+
+
+def test_a_group_of_seeds_shows_one_line_for_all_of_them(tmp_path: Path) -> None:
+    env = {**ENV, "COLUMNS": "140"}
+    env.pop("TERM", None)
+    main, terminal = pty.openpty()
+    process = subprocess.Popen(
+        [*COMMAND, "-p", "CartPole_DQN", *SMALL, "-ep", str(tmp_path), "--seeds", "0-2"],
+        stdin=subprocess.DEVNULL,
+        stdout=terminal,
+        stderr=terminal,
+        cwd=tmp_path,
+        env={**env, "PYTHONUNBUFFERED": "1"},
+    )
+    os.close(terminal)
+    try:
+        shown = read_terminal(main, process)
+    finally:
+        os.close(main)
+    assert process.wait(timeout=60) == 0, shown
+    frames = shown.replace("\r\n", "\n").split("\r")
+    group = [f for f in frames if f.startswith("seeds ")]
+    assert group and all("env steps" in f and "seeds " in f for f in group)
+    assert re.search(r"seeds 100% \|.*\| 3\.6k/3\.6k env steps .*seeds \d/3 done", shown)
+    assert any(re.search(r"seeds [0-2]/3 done · seed_\d \S+/1\.2k", f) for f in group), group
+    # The seeds draw nothing of their own: one line is the group's.
+    assert not any(f.lstrip().startswith(("train ", "heatup ", "evaluate")) for f in frames)
+    log = (experiment(tmp_path) / "log.txt").read_text()
+    assert "\r" not in log and "█" not in log and "seed 2 finished" in log
