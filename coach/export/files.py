@@ -132,8 +132,8 @@ def exported_policy(level: Level) -> ExportedPolicy:
 
     if not isinstance(level, LevelManager):
         raise CoachError(
-            f"{level.name} is a multi-agent level ({', '.join(level.agents)}): only one agent "
-            f"acting alone in its environment can be exported"
+            f"the run's level is multi-agent (agents {', '.join(level.agents)}): only one "
+            f"agent acting alone in its environment can be exported"
         )
     environment = level.environment
     return ExportedPolicy(level.agent, environment.observation_space, environment.action_space)

@@ -67,12 +67,9 @@ class ExportedPolicy(nn.Module):
         """The shape of one observation of each key."""
         self.dtypes = {key: torch_dtype(observation_space[key].dtype) for key in self.keys}
         """The dtype of each key as the environment gives it (the float32 inputs become it)."""
-        self.observation_filters = nn.ModuleDict(
-            {
-                key: nn.Sequential(*map(observation_transform, filters))
-                for key, filters in input_filter.observation_filters.items()
-                if filters
-            }
+        filters = input_filter.observation_filters
+        self.observation_filters = nn.ModuleList(  # by input (a key may hold a '.')
+            nn.Sequential(*map(observation_transform, filters.get(key, []))) for key in self.keys
         )
         self.action_filters = nn.Sequential(
             *map(action_transform, agent.output_filter.action_filters)
@@ -97,10 +94,9 @@ class ExportedPolicy(nn.Module):
 
     def forward(self, *observations: torch.Tensor) -> torch.Tensor:
         inputs = {}
-        for key, observation in zip(self.keys, observations, strict=True):
-            x = observation.to(self.dtypes[key])
-            if key in self.observation_filters:
-                x = self.observation_filters[key](x)
-            inputs[key] = x
+        for key, observation, through in zip(
+            self.keys, observations, self.observation_filters, strict=True
+        ):
+            inputs[key] = through(observation.to(self.dtypes[key]))  # an empty one: as it is
         action: torch.Tensor = self.action_filters(self.greedy(inputs))
         return action.long() if self.integer_actions else action.float()

@@ -179,8 +179,8 @@ def observation_transform(f: ObservationFilter) -> nn.Module:
         )
     if isinstance(f, ObservationRescaleToSizeFilter | ObservationRGBToLuminanceFilter):
         raise CoachError(
-            f"{name} computes with OpenCV, which an exported policy cannot reproduce exactly; "
-            f"apply it to the observations before the exported policy"
+            f"{name} computes with OpenCV, whose rounding an exported policy would not "
+            f"reproduce: a policy behind it cannot be exported"
         )
     raise CoachError(
         f"{name} has no exported form; the observation filters that do: "
