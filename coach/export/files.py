@@ -1,9 +1,10 @@
 """``coach export``: a run's acting policy written as an ONNX or TorchScript file.
 
-The run's agent is rebuilt as ``coach -p ... --evaluate -crd ...`` rebuilds it: the preset
-from the run's ``params.yaml`` (or one named with ``-p``, its parameters applied over it),
-the graph built, the checkpoint's agents restored into it. Its policy becomes an
-`ExportedPolicy`, which is traced into the file:
+The run's agent is rebuilt from the preset of the run's ``params.yaml`` (or one named with
+``-p``, the run's parameters applied over it) and restored from the checkpoint, as
+``coach --evaluate -crd`` restores it; it is built to act only, as a rollout worker's agent
+(no memory, optimizers or target networks), where the graph runs on workers. Its policy
+becomes an `ExportedPolicy`, which is traced into the file:
 
 - ONNX, with torch's exporter (``torch.onnx.export``, which needs the ``onnx`` and
   ``onnxscript`` packages: ``pip install 'coach[export]'``); the batch axis of every input
