@@ -236,9 +236,11 @@ def _load_yaml(path: Path, depth: int = 0, base_spec: str | None = None) -> Pres
     unknown = set(document) - {"preset", "seed", "parameters", "fixed", "versions", "name"}
     if unknown:
         raise CoachError(f"{path}: unknown keys {sorted(unknown)}; valid: preset, seed, parameters")
-    base_name = str(document["preset"]) if base_spec is None else base_spec
+    base_name = str(document["preset"])
     base_path = (path.parent / base_name) if base_name.endswith((".py", ".yaml", ".yml")) else None
-    if base_path is not None and base_path.exists():
+    if base_spec is not None:  # given by the user: as the command line names presets
+        base = load_preset(base_spec, _depth=depth + 1)
+    elif base_path is not None and base_path.exists():
         base = _load_file(base_path, depth + 1)
     else:
         base = load_preset(base_name, _depth=depth + 1)

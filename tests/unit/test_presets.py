@@ -77,7 +77,9 @@ def test_yaml_preset_overrides_its_base(tmp_path: Path) -> None:
     assert nested.graph_manager.parameters()["agent"].algorithm.batch_size == 16
 
 
-def test_a_runs_params_of_a_preset_file_load_over_that_file(tmp_path: Path) -> None:
+def test_a_runs_params_of_a_preset_file_load_over_that_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     # A run's params.yaml names its preset by name; a preset file of the user's is not
     # found so, and is given as the base (as coach export -p does).
     (tmp_path / "MyCartPole.py").write_text(
@@ -88,7 +90,8 @@ def test_a_runs_params_of_a_preset_file_load_over_that_file(tmp_path: Path) -> N
     params.write_text("preset: MyCartPole\nparameters:\n  agent.algorithm.discount: 0.9\n")
     with pytest.raises(CoachError, match="no preset named 'MyCartPole'"):
         load_run_preset(params)
-    preset = load_run_preset(params, str(tmp_path / "MyCartPole.py"))
+    monkeypatch.chdir(tmp_path.parent)  # a relative path names it from where coach runs
+    preset = load_run_preset(params, f"{tmp_path.name}/MyCartPole.py")
     algorithm = preset.graph_manager.parameters()["agent"].algorithm
     assert preset.name == "MyCartPole" and preset.source == str(params)
     assert algorithm.discount == 0.9 and algorithm.batch_size == 48
