@@ -20,7 +20,7 @@ $(STAMP): setup.cfg pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(PIP) --upgrade pip
 	$(PIP) "$(TORCH_CPU)"
-	$(PIP) -e ".[dev,video,atari,mujoco,box2d,ray,multiagent,study]"
+	$(PIP) -e ".[dev,video,atari,mujoco,box2d,ray,multiagent,study,export]"
 	touch $(STAMP)
 
 run: install

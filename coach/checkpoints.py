@@ -146,7 +146,11 @@ def load_checkpoint(path: Path) -> dict[str, Any]:
     try:
         loaded = torch.load(checkpoint, map_location="cpu", weights_only=True)
     except Exception as error:
-        raise CoachError(f"checkpoint {checkpoint} is corrupted or unreadable: {error}") from None
+        # torch's first line says what failed; the rest (advice on weights_only) is not
+        # for a file that is no checkpoint at all.
+        lines = [line.strip() for line in str(error).splitlines() if line.strip()]
+        reason = lines[0] if lines else type(error).__name__
+        raise CoachError(f"checkpoint {checkpoint} is corrupted or unreadable: {reason}") from None
     if not isinstance(loaded, dict) or loaded.get("format") != FORMAT:
         raise CoachError(f"{checkpoint} is not a Coach checkpoint (format {FORMAT})")
     state: dict[str, Any] = unpack(loaded)

@@ -1,10 +1,12 @@
-"""The ``coach`` command: run a preset, list them, or make figures of runs.
+"""The ``coach`` command: run a preset, list them, make figures of runs, or export a run's
+policy.
 
 coach -p CartPole_DQN
 coach -p CartPole_DQN --seed 3 -cp agent.algorithm.discount=0.98
 coach -p CartPole_DQN --seeds 0-4 -j 2
 coach -l
 coach plot experiments/CartPole_DQN experiments/CartPole_DDQN
+coach export -crd experiments/CartPole_DQN --format onnx
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from typing import Any
 import click
 
 from coach import cli_options
+from coach.cli_export import export
 from coach.cli_options import CoachGroup, fail
 from coach.cli_plot import plot
 from coach.cli_run import RunOptions, run
@@ -192,7 +195,9 @@ def _list_presets() -> None:
 )
 @click.pass_context
 def main(ctx: click.Context, /, list_: bool, **options: Any) -> None:
-    """Run a reinforcement learning experiment from a preset (or a command on runs)."""
+    """Run a reinforcement learning experiment from a preset, or a command on runs (coach
+    plot PATH... draws their evaluation curves, coach export -crd RUN writes a run's policy
+    as an ONNX or TorchScript file)."""
     if ctx.invoked_subcommand is not None:
         given = [
             name
@@ -219,6 +224,7 @@ def main(ctx: click.Context, /, list_: bool, **options: Any) -> None:
 
 
 main.add_command(plot)
+main.add_command(export)
 
 if __name__ == "__main__":
     main()

@@ -224,7 +224,7 @@ def _load_python(path: Path) -> Preset:
     return _from_module(_exec_file(path, module_name), path.stem, str(path))
 
 
-def _load_yaml(path: Path, depth: int = 0) -> Preset:
+def _load_yaml(path: Path, depth: int = 0, base_spec: str | None = None) -> Preset:
     if depth > 8:
         raise CoachError(f"{path}: YAML presets nest too deep (a cycle?)")
     try:
@@ -238,7 +238,9 @@ def _load_yaml(path: Path, depth: int = 0) -> Preset:
         raise CoachError(f"{path}: unknown keys {sorted(unknown)}; valid: preset, seed, parameters")
     base_name = str(document["preset"])
     base_path = (path.parent / base_name) if base_name.endswith((".py", ".yaml", ".yml")) else None
-    if base_path is not None and base_path.exists():
+    if base_spec is not None:  # given by the user: as the command line names presets
+        base = load_preset(base_spec, _depth=depth + 1)
+    elif base_path is not None and base_path.exists():
         base = _load_file(base_path, depth + 1)
     else:
         base = load_preset(base_name, _depth=depth + 1)
@@ -304,6 +306,17 @@ def load_preset(spec: str, _depth: int = 0) -> Preset:
         close = [exact] + [n for n in close if n != exact]
     hint = f"; did you mean {', '.join(close)}?" if close else "; `coach -l` lists them"
     raise CoachError(f"no preset named {spec!r}{hint}")
+
+
+def load_run_preset(params: Path, base: str | None = None) -> Preset:
+    """A run's preset from its ``params.yaml``: the base preset it names (or ``base``, for a
+    run of a preset that is not found by its name, such as a file of the user's) with the
+    run's parameters applied.
+
+    Raises:
+        CoachError: as `load_preset`.
+    """
+    return _load_yaml(params, base_spec=base)
 
 
 def describe(preset: Preset) -> tuple[str, str]:

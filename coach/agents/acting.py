@@ -120,6 +120,18 @@ class Policy(ABC):
     def decide(self, state: Observation, phase: RunPhase) -> ActionInfo:
         """The policy's actions in training (exploring) or evaluation (greedy)."""
 
+    def greedy(self, inputs: dict[str, torch.Tensor]) -> torch.Tensor:
+        """The actions `decide` takes in evaluation for a batch of state tensors, as one torch
+        function of them: the action of highest value or probability, or the mean action,
+        without the exploration's evaluation randomness (an evaluation epsilon or noise).
+        What ``coach export`` writes as a file (`coach.export`); a feed-forward policy's
+        alone: a recurrent one carries hidden states that this function does not take.
+
+        Raises:
+            CoachError: the policy has no such function.
+        """
+        raise CoachError(f"{type(self).__name__} has no greedy action to export")
+
     def outputs(
         self, network: NetworkWrapper, inputs: dict[str, torch.Tensor]
     ) -> dict[str, torch.Tensor]:
@@ -248,6 +260,18 @@ class QPolicy(Policy):
         action = exploration.get_action(values, phase)
         summary = values.mean(axis=1) if self.ensemble else values
         return ActionInfo(action=action, action_values=summary, extras=extras)
+
+    def greedy(self, inputs: dict[str, torch.Tensor]) -> torch.Tensor:
+        if self.noisy:
+            raise CoachError(
+                "a noisy network draws new weights before every decision, evaluation's too: "
+                "its actions are no function of the observation alone"
+            )
+        values = self.values(inputs)
+        if self.ensemble:  # every exploration over heads evaluates with their mean
+            values = values.mean(dim=1)
+        assert isinstance(self.action_space, spaces.Discrete)
+        return values.argmax(dim=1) + int(self.action_space.start)
 
 
 def action_bounds(

@@ -97,6 +97,14 @@ class ClonedPolicy(Policy):
             return ActionInfo(action=action, action_values=out.cpu().numpy())
         return ActionInfo(action=out.cpu().numpy().astype(self.action_space.dtype))
 
+    def greedy(self, inputs: dict[str, torch.Tensor]) -> torch.Tensor:
+        out: torch.Tensor = self.network(inputs)[self.head]
+        if self.head != "logits":
+            return out
+        if self.action_mask:
+            out = masked_values(out, inputs[ACTION_MASK], -torch.inf)
+        return out.argmax(dim=1) + self.action_offset
+
 
 class BCAgent(Agent):
     """Imitates the dataset's actions."""

@@ -103,6 +103,15 @@ class DeterministicPolicy(Policy):
             )
         return ActionInfo(action=actions.astype(self.action_space.dtype, copy=False))
 
+    def greedy(self, inputs: dict[str, torch.Tensor]) -> torch.Tensor:
+        actions: torch.Tensor = self.actor(inputs)["policy"]
+        bounds = self.exploration.evaluation_bounds() if self.exploration is not None else None
+        if bounds is None:
+            return actions
+        # As the exploration clips (in float64, then back to the action's dtype).
+        low, high = (torch.as_tensor(b, dtype=torch.float64, device=self.device) for b in bounds)
+        return torch.clamp(actions.double(), low, high).to(actions.dtype)
+
 
 class DDPGAgent(ContinuousActorCritic):
     """DDPG: deterministic actor, one critic, target copies of both."""

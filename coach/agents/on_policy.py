@@ -203,6 +203,10 @@ class StochasticPolicy(Policy):
             info.extras["action_probabilities"] = dist.log_probs.exp().cpu().numpy()
         return info
 
+    def greedy(self, inputs: dict[str, torch.Tensor]) -> torch.Tensor:
+        mask = inputs[ACTION_MASK] if self.action_mask else None
+        return self.distribution(self.actor(inputs)["policy"], mask).mode()
+
 
 class OnPolicyAgent(Agent):
     """Collects rollout blocks with its own policy and, once a block is full, has its

@@ -125,6 +125,9 @@ class SamplingPolicy(Policy):
                 actions, _ = distribution.sample(self.torch_generator)
         return ActionInfo(action=actions.cpu().numpy().astype(self.action_space.dtype))
 
+    def greedy(self, inputs: dict[str, torch.Tensor]) -> torch.Tensor:
+        return self.distribution(inputs).mode()
+
 
 class SACAgent(ContinuousActorCritic):
     """SAC: maximum-entropy actor-critic with twin critics and a learned temperature."""

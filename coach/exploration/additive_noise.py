@@ -137,3 +137,6 @@ class AdditiveNoise(ExplorationPolicy):
 
     def values(self) -> dict[str, float]:
         return {"noise": self.noise}
+
+    def evaluation_bounds(self) -> tuple[np.ndarray, np.ndarray]:
+        return self.low, self.high

@@ -99,6 +99,12 @@ class ExplorationPolicy(ABC):
         """Current values of the policy's schedules, for logging."""
         return {}
 
+    def evaluation_bounds(self) -> tuple[np.ndarray, np.ndarray] | None:
+        """The bounds (low, high) into which `get_action` clips a continuous policy's actions
+        in evaluation, where it does (``None``: it leaves them as they are, noise aside):
+        what an exported greedy policy clips into too."""
+        return None
+
     def episode_ended(self, env_mask: np.ndarray) -> None:  # noqa: B027 - an optional hook
         """The envs where ``env_mask`` is true start new episodes (per-episode choices)."""
 

@@ -165,6 +165,9 @@ class OUProcess(ExplorationPolicy):
     def values(self) -> dict[str, float]:
         return {"sigma": self.sigma}
 
+    def evaluation_bounds(self) -> tuple[np.ndarray, np.ndarray]:
+        return self.low, self.high
+
     def state_dict(self) -> dict[str, Any]:
         state = None if self.state is None else self.state.copy()
         return {"steps": self.steps, "state": state}

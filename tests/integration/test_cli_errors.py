@@ -66,7 +66,7 @@ def _refused(args: list[str], capsys: pytest.CaptureFixture[str]) -> str:
         (["--record-dataset", "a\x1bb"], ["'--record-dataset'", "control character"]),
         (["--sed", "1"], ["No such option", "--seed"]),
         (["-p"], ["'-p' requires an argument"]),
-        (["extra"], ["No such command 'extra'"]),  # coach's commands: plot
+        (["extra"], ["No such command 'extra'"]),  # coach's commands: plot, export
     ],
 )
 def test_a_malformed_option_is_one_error_line(

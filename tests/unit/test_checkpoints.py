@@ -97,6 +97,10 @@ def test_refusals_name_the_path(tmp_path: Path) -> None:
     path.write_bytes(path.read_bytes()[:300])
     with pytest.raises(CoachError, match=re.escape(f"checkpoint {path} is corrupted")):
         load_checkpoint(tmp_path)
+    path.write_text("preset: CartPole_DQN\n")  # another kind of file: a line of error
+    with pytest.raises(CoachError, match=re.escape(f"checkpoint {path} is corrupted")) as error:
+        load_checkpoint(path)
+    assert "\n" not in str(error.value)
     torch.save({"something": "else"}, path)
     with pytest.raises(CoachError, match="not a Coach checkpoint"):
         load_checkpoint(path)

@@ -11,7 +11,7 @@ import coach.presets
 from coach.environments.parameters import GymEnvironmentParameters
 from coach.errors import CoachError
 from coach.graph_managers.basic_rl import BasicRLGraphManager
-from coach.presets import describe, list_presets, load_preset
+from coach.presets import describe, list_presets, load_preset, load_run_preset
 
 
 def test_by_name_and_description() -> None:
@@ -75,6 +75,26 @@ def test_yaml_preset_overrides_its_base(tmp_path: Path) -> None:
     nested = load_preset(str(child))
     assert nested.graph_manager.parameters()["agent"].algorithm.discount == 0.9
     assert nested.graph_manager.parameters()["agent"].algorithm.batch_size == 16
+
+
+def test_a_runs_params_of_a_preset_file_load_over_that_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A run's params.yaml names its preset by name; a preset file of the user's is not
+    # found so, and is given as the base (as coach export -p does).
+    (tmp_path / "MyCartPole.py").write_text(
+        "from coach_presets.CartPole_DQN import graph_manager\n"
+        "graph_manager.agent_params.algorithm.batch_size = 48\n"
+    )
+    params = tmp_path / "params.yaml"
+    params.write_text("preset: MyCartPole\nparameters:\n  agent.algorithm.discount: 0.9\n")
+    with pytest.raises(CoachError, match="no preset named 'MyCartPole'"):
+        load_run_preset(params)
+    monkeypatch.chdir(tmp_path.parent)  # a relative path names it from where coach runs
+    preset = load_run_preset(params, f"{tmp_path.name}/MyCartPole.py")
+    algorithm = preset.graph_manager.parameters()["agent"].algorithm
+    assert preset.name == "MyCartPole" and preset.source == str(params)
+    assert algorithm.discount == 0.9 and algorithm.batch_size == 48
 
 
 @pytest.mark.parametrize(
