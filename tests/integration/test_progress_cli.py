@@ -40,11 +40,17 @@ def read_terminal(fd: int, process: subprocess.Popen[bytes], timeout: float = 24
 def on_terminal(tmp_path_factory: pytest.TempPathFactory) -> tuple[str, Path]:
     """A short run with a pseudo-terminal for its console: what it showed, its folder."""
     root = tmp_path_factory.mktemp("progress")
-    env = {**ENV, "COLUMNS": "100"}
+    return on_a_terminal(root, columns=100), experiment(root)
+
+
+def on_a_terminal(root: Path, *args: str, columns: int) -> str:
+    """What a short CartPole_DQN run in ``root`` shows on a pseudo-terminal ``columns``
+    wide."""
+    env = {**ENV, "COLUMNS": str(columns)}
     env.pop("TERM", None)
     main, terminal = pty.openpty()
     process = subprocess.Popen(
-        [*COMMAND, "-p", "CartPole_DQN", *SMALL, "-ep", str(root)],
+        [*COMMAND, "-p", "CartPole_DQN", *SMALL, "-ep", str(root), *args],
         stdin=subprocess.DEVNULL,
         stdout=terminal,
         stderr=terminal,
@@ -57,7 +63,7 @@ def on_terminal(tmp_path_factory: pytest.TempPathFactory) -> tuple[str, Path]:
     finally:
         os.close(main)
     assert process.wait(timeout=60) == 0, shown
-    return shown, experiment(root)
+    return shown
 
 
 def test_a_terminal_shows_live_bars_up_to_the_budget(on_terminal: tuple[str, Path]) -> None:
@@ -77,23 +83,7 @@ def test_a_terminal_shows_live_bars_up_to_the_budget(on_terminal: tuple[str, Pat
 
 
 def test_a_group_of_seeds_shows_one_line_for_all_of_them(tmp_path: Path) -> None:
-    env = {**ENV, "COLUMNS": "140"}
-    env.pop("TERM", None)
-    main, terminal = pty.openpty()
-    process = subprocess.Popen(
-        [*COMMAND, "-p", "CartPole_DQN", *SMALL, "-ep", str(tmp_path), "--seeds", "0-2"],
-        stdin=subprocess.DEVNULL,
-        stdout=terminal,
-        stderr=terminal,
-        cwd=tmp_path,
-        env={**env, "PYTHONUNBUFFERED": "1"},
-    )
-    os.close(terminal)
-    try:
-        shown = read_terminal(main, process)
-    finally:
-        os.close(main)
-    assert process.wait(timeout=60) == 0, shown
+    shown = on_a_terminal(tmp_path, "--seeds", "0-2", columns=140)
     frames = shown.replace("\r\n", "\n").split("\r")
     group = [f for f in frames if f.startswith("seeds ")]
     assert group and all("env steps" in f and "seeds " in f for f in group)
