@@ -1,5 +1,6 @@
-"""``--ray-address``: a run joins a Ray cluster that is already running, and leaves it
-running (the cluster here is a real one-node cluster started with ``ray start``)."""
+"""``--ray-address``: a run, and a group of seeds, join a Ray cluster that is already
+running, and leave it running (the cluster here is a real one-node cluster started with
+``ray start``)."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.integration.coach_cli import COMMAND, ENV, experiment
+from tests.integration.coach_cli import COMMAND, ENV, SMALL, experiment
 from tests.processes import Console
 
 pytest.importorskip("ray")
@@ -31,7 +32,7 @@ def _status(address: str, env: dict[str, str]) -> int:
     ).returncode
 
 
-def test_a_run_joins_a_running_cluster_and_leaves_it_running(tmp_path: Path) -> None:
+def test_a_run_and_a_group_join_a_running_cluster_and_leave_it_running(tmp_path: Path) -> None:
     address = f"127.0.0.1:{_free_port()}"
     # A cluster on loopback, without Ray's token authentication (a real cluster hands its
     # token to the run in RAY_AUTH_TOKEN).
@@ -58,6 +59,18 @@ def test_a_run_joins_a_running_cluster_and_leaves_it_running(tmp_path: Path) -> 
         run = experiment(tmp_path / "experiments", "CartPole_ClippedPPO")
         assert "2 rollout workers on the ray backend" in (run / "log.txt").read_text()
         assert head.poll() is None and _status(address, env) == 0  # the cluster outlived it
+        # A group's seeds as tasks of the cluster (its one node shares this file system).
+        group = subprocess.run(
+            [*COMMAND, "-p", "CartPole_DQN", "--seeds", "0,1", "--backend", "ray",
+             "--ray-address", address, *SMALL, "-ep", "groups"],
+            cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300,
+        )  # fmt: skip
+        assert group.returncode == 0, group.stdout + group.stderr
+        folder = experiment(tmp_path / "groups", "CartPole_DQN")
+        for seed in (0, 1):
+            assert (folder / f"seed_{seed}" / "checkpoints" / "best.pt").is_file()
+        assert "on Ray" in (folder / "log.txt").read_text()
+        assert head.poll() is None and _status(address, env) == 0
     finally:
         os.killpg(head.pid, signal.SIGTERM)
         head.wait(timeout=60)
