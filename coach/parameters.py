@@ -265,6 +265,25 @@ def set_parameter(roots: dict[str, Any], path: str, value: Any) -> None:
         setattr(node, last, new)
 
 
+def get_parameter(roots: dict[str, Any], path: str) -> Any:
+    """The value at ``path`` (``agent.algorithm.discount``), which must exist already.
+
+    Raises:
+        CoachError: naming the valid fields where the path goes wrong, as `set_parameter`.
+    """
+    parts = path.strip().split(".")
+    if not path.strip() or not all(parts):
+        raise CoachError(f"bad parameter path {path!r}")
+    if parts[0] not in roots:
+        raise CoachError(
+            f"no parameters named {parts[0]!r}; valid roots: {', '.join(sorted(roots))}"
+        )
+    node = roots[parts[0]]
+    for i, name in enumerate(parts[1:], start=1):
+        node = _child(node, name, ".".join(parts[:i]))
+    return node
+
+
 def parse_override(text: str) -> tuple[str, str]:
     """Split ``path=value``."""
     path, sep, value = text.partition("=")
