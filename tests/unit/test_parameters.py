@@ -16,7 +16,13 @@ from coach.errors import CoachError
 from coach.filters.filter import ObservationFilter
 from coach.graph_managers.parameters import ScheduleParameters
 from coach.networks.parameters import MiddlewareParameters, NetworkParameters
-from coach.parameters import flatten, parse_override, parse_value, set_parameter
+from coach.parameters import (
+    flatten,
+    get_parameter,
+    parse_override,
+    parse_value,
+    set_parameter,
+)
 from coach.schedules import (
     ConstantSchedule,
     ExponentialSchedule,
@@ -250,6 +256,27 @@ def test_a_typo_names_the_valid_fields(path: str, where: str, valid: str) -> Non
     assert where in message
     assert "valid fields" in message
     assert valid in message
+
+
+@pytest.mark.parametrize(
+    ("path", "where", "valid"),
+    [
+        ("agent.algorithm.discont", "agent.algorithm", "discount"),
+        ("agent.network_wrappers.mian.learning_rate", "agent.network_wrappers", "main"),
+    ],
+)
+def test_get_parameter_reads_a_value_and_names_the_valid_fields_of_a_typo(
+    path: str, where: str, valid: str
+) -> None:
+    roots = _roots()
+    roots["agent"].algorithm.discount = 0.97
+    assert get_parameter(roots, "agent.algorithm.discount") == 0.97
+    assert get_parameter(roots, "schedule.heatup_steps") == roots["schedule"].heatup_steps
+    with pytest.raises(CoachError) as error:
+        get_parameter(roots, path)
+    assert f"{where} has no field" in str(error.value) and valid in str(error.value)
+    with pytest.raises(CoachError, match="no parameters named 'agnt'; valid roots: agent"):
+        get_parameter(roots, "agnt.algorithm.discount")
 
 
 def test_a_typo_lists_every_field_of_the_group_and_sets_nothing() -> None:
