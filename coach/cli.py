@@ -7,6 +7,7 @@ coach -p CartPole_DQN --seeds 0-4 -j 2
 coach -l
 coach plot experiments/CartPole_DQN experiments/CartPole_DDQN
 coach export -crd experiments/CartPole_DQN --format onnx
+coach tune -p CartPole_DQN --space space.yaml --trials 20 -j 2
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from coach.cli_export import export
 from coach.cli_options import CoachGroup, fail
 from coach.cli_plot import plot
 from coach.cli_run import RunOptions, run
+from coach.cli_tune import tune
 from coach.errors import CoachError
 from coach.studies.group import is_group, run_group
 
@@ -225,6 +227,7 @@ def main(ctx: click.Context, /, list_: bool, **options: Any) -> None:
 
 main.add_command(plot)
 main.add_command(export)
+main.add_command(tune)
 
 if __name__ == "__main__":
     main()

@@ -1,0 +1,182 @@
+"""``coach tune -p PRESET --space space.yaml --trials N``: tune a preset's parameters with Optuna.
+
+Everything the command line and the space file can get wrong is found before the study's
+folder is made: the preset, the overrides, the space (`coach.studies.search_space`: its
+shape, and each range's ends tried on the preset). The study itself is
+`coach.studies.tuning`; ``--resume DIR`` goes on with one.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+import click
+
+from coach import cli_options
+from coach.cli_options import fail
+from coach.errors import CoachError
+
+
+@click.command(context_settings={"help_option_names": ["-h", "--help"]})
+@click.option(
+    "-p",
+    "--preset",
+    type=cli_options.Text(),
+    help="Preset to tune: a name, path/to/preset.py, run.yaml or module:attr.",
+)
+@click.option(
+    "--space",
+    type=cli_options.existing_path(),
+    help="The search space: a YAML file of -cp paths and their ranges.",
+)
+@click.option("--trials", type=click.IntRange(min=1), help="Trials to finish.")
+@click.option(
+    "-j", "--jobs", type=click.IntRange(min=1), default=None, help="Trials at once (default 1)."
+)
+@click.option(
+    "-e",
+    "--experiment-name",
+    type=cli_options.FolderName(),
+    help="The study's folder name (default: the preset's, with _tune).",
+)
+@click.option(
+    "-ep",
+    "--experiment-path",
+    type=cli_options.experiment_path(),
+    default=None,
+    help="Where experiment folders go (default ./experiments).",
+)
+@click.option(
+    "--seed",
+    type=cli_options.SEED,
+    default=None,
+    help="Every trial's seed, and the sampler's (default 0).",
+)
+@click.option(
+    "-cp",
+    "--custom-parameter",
+    "custom_parameters",
+    multiple=True,
+    metavar="PATH=VALUE",
+    help="Override a parameter in every trial (repeatable).",
+)
+@click.option(
+    "--device",
+    type=cli_options.Device(),
+    default=None,
+    help="Torch device of the trials (default cpu).",
+)
+@click.option(
+    "--backend",
+    type=click.Choice(["local", "ray"]),
+    default="local",
+    show_default=True,
+    help="Where the trials run: processes on this machine, or Ray tasks.",
+)
+@click.option(
+    "--ray-address",
+    type=cli_options.Text(),
+    default=None,
+    metavar="auto|HOST:PORT",
+    help="The Ray cluster to join (default: a local runtime on the loopback interface).",
+)
+@click.option(
+    "--resume",
+    type=cli_options.existing_path(folder_only=True),
+    default=None,
+    metavar="DIR",
+    help="Go on with the study in DIR (--trials N raises its total).",
+)
+def tune(resume: Path | None, **options: Any) -> None:
+    """Tune a preset's parameters: an Optuna study whose trials are runs of the preset."""
+    try:
+        try:
+            import optuna  # noqa: F401
+        except ImportError:
+            raise CoachError("coach tune needs Optuna: pip install 'coach[study]'") from None
+        if options["ray_address"] is not None and options["backend"] != "ray":
+            raise CoachError("--ray-address goes with --backend ray")
+        sys.exit(_resume(resume, options) if resume is not None else _start(options))
+    except CoachError as error:
+        fail(str(error))
+
+
+def _checked(preset_spec: str, overrides: list[str], space: Any, where: str) -> Any:
+    """The preset with the study's overrides, checked whole, and the space checked on it."""
+    from coach.parameters import parse_override, set_parameter
+    from coach.presets import load_preset
+    from coach.studies.search_space import check_space
+
+    preset = load_preset(preset_spec)
+    graph = preset.graph_manager
+    for text in overrides:
+        set_parameter(graph.parameters(), *parse_override(text))
+    graph.validate()
+    if graph.schedule_params.evaluation_steps.num_steps <= 0:
+        raise CoachError(
+            f"{preset.name} makes no evaluations (schedule.evaluation_steps is 0): "
+            f"a trial has nothing to be scored by"
+        )
+    check_space(space, graph, where)
+    return preset
+
+
+def _start(options: dict[str, Any]) -> int:
+    from coach.experiment import experiment_dir
+    from coach.studies.search_space import read_space
+    from coach.studies.tuning import StudySettings, tune
+
+    preset_spec, space_path, trials = options["preset"], options["space"], options["trials"]
+    if not preset_spec or space_path is None or trials is None:
+        raise CoachError(
+            "coach tune needs -p PRESET, --space FILE and --trials N (or --resume DIR)"
+        )
+    space = read_space(space_path)
+    overrides = list(options["custom_parameters"])
+    preset = _checked(preset_spec, overrides, space, str(space_path))
+    if Path(preset_spec).is_file():  # found again from anywhere: best.yaml, --resume
+        preset_spec = str(Path(preset_spec).resolve())
+    name = options["experiment_name"] or f"{preset.name}_tune"
+    folder = experiment_dir(options["experiment_path"] or Path("experiments"), name)
+    settings = StudySettings(
+        preset=preset_spec,
+        seed=options["seed"] if options["seed"] is not None else (preset.seed or 0),
+        trials=trials,
+        jobs=options["jobs"] or 1,
+        device=options["device"] or "cpu",
+        name=name,
+        space=space.document,
+        overrides=overrides,
+    )
+    settings.write(folder.path)
+    try:
+        return tune(folder.path, settings, space, options["backend"], options["ray_address"], False)
+    except CoachError:
+        if not any(folder.path.glob("trial_*")):  # nothing ran: leave nothing behind
+            folder.remove()
+        raise
+
+
+def _resume(folder: Path, options: dict[str, Any]) -> int:
+    from coach.studies.search_space import parse_space
+    from coach.studies.tuning import SETTINGS, StudySettings, tune
+
+    taken = ("preset", "space", "experiment_name", "experiment_path", "seed")
+    given = [name for name in taken if options[name] is not None] + (
+        ["custom_parameters"] if options["custom_parameters"] else []
+    )
+    if given:
+        raise CoachError(
+            "--resume takes the preset, space, seed and overrides from the study's folder; "
+            f"leave out --{given[0].replace('_', '-')}"
+        )
+    settings = StudySettings.read(folder)
+    space = parse_space(settings.space, str(folder / SETTINGS))
+    _checked(settings.preset, settings.overrides, space, str(folder / SETTINGS))
+    settings.trials = options["trials"] or settings.trials
+    settings.jobs = options["jobs"] or settings.jobs
+    settings.device = options["device"] or settings.device
+    settings.write(folder)
+    return tune(folder, settings, space, options["backend"], options["ray_address"], True)

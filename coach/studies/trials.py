@@ -1,0 +1,210 @@
+"""One trial of ``coach tune``, where a worker runs it (a local process or a Ray task).
+
+A trial is a normal run of the preset (`coach.cli_run.run`) with the study's overrides and
+the trial's sampled values as ``-cp`` overrides, in its own experiment folder
+(``trial_<number>/`` in the study folder, quiet on the console, its log.txt written). After
+each periodic evaluation it reports to the study the mean of the evaluations so far (the
+objective, had the run ended there) at the run's env steps; when the study's pruner says the
+trial is behind, the run ends there, as cleanly as at the end of its budget (a checkpoint,
+``best.pt`` kept), and the trial is pruned.
+
+The worker only reports; the study's driver (`coach.studies.tuning`) tells Optuna how each
+trial ended, from the `TrialOutcome` it gets back. A SIGINT to the worker (the driver's way
+to stop a trial, on either backend) stops the run after its current step with a checkpoint,
+as Ctrl-C does a ``coach`` run; the trial is then ``interrupted``.
+"""
+
+from __future__ import annotations
+
+import math
+import signal
+import warnings
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from coach.errors import CoachError
+from coach.studies.search_space import Pruning
+
+if TYPE_CHECKING:
+    from optuna.storages import BaseStorage
+    from optuna.trial import Trial
+
+    from coach.graph_managers.evaluation import EvaluationResult
+    from coach.graph_managers.graph_manager import GraphManager
+
+COMPLETE, PRUNED, FAILED, INTERRUPTED = "complete", "pruned", "failed", "interrupted"
+"""How a trial can end."""
+
+
+@dataclass(frozen=True, slots=True)
+class StorageAddress:
+    """Where a worker finds the study's storage: the SQLite file, or a gRPC proxy of it
+    (Ray workers, which may run on other machines)."""
+
+    url: str | None = None
+    """``sqlite:////path/to/study.db``."""
+    host: str | None = None
+    port: int | None = None
+
+    def connect(self) -> BaseStorage:
+        """The storage, as this process reaches it."""
+        if self.url is not None:
+            return sqlite_storage(self.url)
+        from optuna.storages import GrpcStorageProxy
+
+        assert self.host is not None and self.port is not None
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # Optuna calls the proxy experimental
+            proxy = GrpcStorageProxy(host=self.host, port=self.port)
+        proxy.wait_server_ready(timeout=60)
+        return proxy
+
+
+def sqlite_storage(url: str) -> BaseStorage:
+    """Optuna's storage on an SQLite file, waiting for the file's lock as long as a slow
+    disk might need while the driver and the workers write to it."""
+    from optuna.storages import RDBStorage
+
+    return RDBStorage(url, engine_kwargs={"connect_args": {"timeout": 60}})
+
+
+@dataclass(frozen=True, slots=True)
+class TrialJob:
+    """What a worker needs to run one trial."""
+
+    number: int
+    trial_id: int
+    study_name: str
+    storage: StorageAddress
+    pruning: Pruning
+    preset: str
+    overrides: tuple[str, ...]
+    """The study's ``-cp`` overrides, then the trial's values."""
+    seed: int
+    device: str
+    directory: Path
+    """The trial's experiment folder (made by the run)."""
+
+
+@dataclass(frozen=True, slots=True)
+class TrialOutcome:
+    """How a trial ended."""
+
+    number: int
+    state: str
+    """`COMPLETE`, `PRUNED`, `FAILED` or `INTERRUPTED`."""
+    value: float | None = None
+    """The objective (complete), or the last value reported (pruned, interrupted)."""
+    env_steps: int = 0
+    """The env steps of the last evaluation."""
+    message: str = ""
+    """Why it failed."""
+
+
+@dataclass(slots=True)
+class _Reporter:
+    """Reports a run's evaluations to its trial, and ends the run when the trial is pruned."""
+
+    trial: Trial
+    scores: list[float] = field(default_factory=list)
+    env_steps: int = 0
+    pruned: bool = False
+    graph: Any = None
+    signum: int | None = None
+    """A stop signal that came before the run was built."""
+
+    def attach(self, graph: GraphManager) -> None:
+        self.graph = graph
+        graph.stop_when = self.evaluated
+        if self.signum is not None:
+            graph.stop_requested = self.signum
+
+    def evaluated(self, result: EvaluationResult) -> bool:
+        score = self.graph.score(result)
+        if math.isnan(score):
+            return False
+        self.scores.append(score)
+        self.env_steps = result.env_steps
+        self.trial.report(sum(self.scores) / len(self.scores), result.env_steps)
+        if not self.trial.should_prune():
+            return False
+        self.pruned = True
+        self.graph.logger.info(
+            f"pruned by the study at {result.env_steps} env steps "
+            f"(mean evaluation so far {self.value():.2f})"
+        )
+        return True
+
+    def value(self) -> float | None:
+        return sum(self.scores) / len(self.scores) if self.scores else None
+
+    def stop(self, signum: int, frame: Any) -> None:
+        self.signum = signum
+        if self.graph is not None and self.graph.stop_requested is None:
+            self.graph.stop_requested = signum
+
+
+def run_trial(job: TrialJob) -> TrialOutcome:
+    """Run one trial to its end, its pruning, a stop signal or an error; say which."""
+    import optuna
+
+    from coach.cli_run import EXIT_INTERNAL, RunOptions, run
+
+    optuna.logging.set_verbosity(optuna.logging.WARNING)
+    study = optuna.load_study(
+        study_name=job.study_name,
+        storage=job.storage.connect(),
+        sampler=optuna.samplers.RandomSampler(),  # the driver samples; nothing here does
+        pruner=job.pruning.pruner(),
+    )
+    reporter = _Reporter(optuna.trial.Trial(study, job.trial_id))
+    opts = RunOptions(
+        preset=job.preset,
+        level=None,
+        experiment_name=None,
+        experiment_path=job.directory.parent,
+        seed=job.seed,
+        custom_parameters=job.overrides,
+        device=job.device,
+        threads=1,
+        quiet=True,
+        checkpoint_save_secs=None,
+        save_memory=False,
+        checkpoint_restore_dir=None,
+        resume=None,
+        evaluate=None,
+        render=False,
+        dump_mp4=False,
+        dump_gifs=False,
+        open_dashboard=False,
+        num_workers=None,
+        backend="local",
+        ray_address=None,
+        evaluation_worker=False,
+        record_dataset=None,
+    )
+    # Until the run installs its own handlers (and after it), a stop signal is kept here.
+    before = {s: signal.signal(s, reporter.stop) for s in (signal.SIGINT, signal.SIGTERM)}
+    value = reporter.value
+    try:
+        status = run(opts, directory=job.directory, configure=reporter.attach)
+    except CoachError as error:
+        return TrialOutcome(job.number, FAILED, message=str(error))
+    except KeyboardInterrupt:
+        return TrialOutcome(job.number, INTERRUPTED, value(), reporter.env_steps)
+    finally:
+        for s, handler in before.items():
+            signal.signal(s, handler)
+    steps = reporter.env_steps
+    if status == EXIT_INTERNAL:
+        message = f"internal error; the traceback is in {job.directory / 'log.txt'}"
+        return TrialOutcome(job.number, FAILED, value(), steps, message)
+    if status != 0:
+        return TrialOutcome(job.number, INTERRUPTED, value(), steps)
+    if reporter.pruned:
+        return TrialOutcome(job.number, PRUNED, value(), steps)
+    final = value()
+    if final is None:
+        return TrialOutcome(job.number, FAILED, message="the run made no evaluation")
+    return TrialOutcome(job.number, COMPLETE, final, steps)
