@@ -43,6 +43,14 @@ def test_the_yaml_example_names_a_preset() -> None:
     assert load_preset(document["preset"]).name == document["preset"]
 
 
+def test_the_search_space_example_checks_on_its_preset() -> None:
+    from coach.studies.search_space import check_space, parse_space
+
+    space = parse_space(yaml.safe_load(_block("yaml", "parameters:")), "space.yaml")
+    assert [d.kind for d in space.dimensions] == ["float", "categorical", "int"]
+    check_space(space, load_preset("CartPole_DQN").graph_manager, "space.yaml")
+
+
 def test_the_filter_example_runs_dqn_on_a_continuous_environment(tmp_path: Path) -> None:
     agent = DQNAgentParameters()
     exec(_block("python", "from coach import InputFilter"), {"agent": agent})
