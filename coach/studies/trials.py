@@ -6,7 +6,8 @@ the trial's sampled values as ``-cp`` overrides, in its own experiment folder
 each periodic evaluation it reports to the study the mean of the evaluations so far (the
 objective, had the run ended there) at the run's env steps; when the study's pruner says the
 trial is behind, the run ends there, as cleanly as at the end of its budget (a checkpoint,
-``best.pt`` kept), and the trial is pruned.
+``best.pt`` kept), and the trial is pruned. The pruner is not asked at the run's last
+evaluation: a trial that ran its whole budget is complete, however it compares.
 
 The worker only reports; the study's driver (`coach.studies.tuning`) tells Optuna how each
 trial ended, from the `TrialOutcome` it gets back. A SIGINT to the worker (the driver's way
@@ -127,8 +128,8 @@ class _Reporter:
         self.scores.append(score)
         self.env_steps = result.env_steps
         self.trial.report(sum(self.scores) / len(self.scores), result.env_steps)
-        if not self.trial.should_prune():
-            return False
+        if _budget_spent(self.graph) or not self.trial.should_prune():
+            return False  # the run's last evaluation completes it, whatever the others did
         self.pruned = True
         self.graph.logger.info(
             f"pruned by the study at {result.env_steps} env steps "
@@ -143,6 +144,20 @@ class _Reporter:
         self.signum = signum
         if self.graph is not None and self.graph.stop_requested is None:
             self.graph.stop_requested = signum
+
+
+def _budget_spent(graph: GraphManager) -> bool:
+    """Whether the run's training budget is spent (at an evaluation: whether it is the last)."""
+    from coach.core.step_units import EnvironmentEpisodes, EnvironmentSteps, TrainingSteps
+
+    improve = graph.schedule_params.improve_steps
+    spent = {
+        EnvironmentSteps: graph.env_steps,
+        EnvironmentEpisodes: graph.training_episodes,
+        TrainingSteps: graph.training_steps,
+    }.get(type(improve))
+    start = graph.progress.improve_start or 0
+    return spent is not None and spent - start >= improve.num_steps
 
 
 def run_trial(job: TrialJob) -> TrialOutcome:

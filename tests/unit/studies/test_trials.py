@@ -97,6 +97,14 @@ def test_a_trial_behind_the_median_stops_at_its_first_evaluation(tmp_path: Path)
     assert checkpoint.name == "checkpoint_900.pt"
 
 
+def test_a_trial_behind_the_median_at_its_last_evaluation_is_complete(tmp_path: Path) -> None:
+    _, job = _study_and_job(
+        tmp_path, Pruning(startup_trials=1), "schedule.improve_steps=EnvironmentSteps(600)"
+    )
+    outcome = run_trial(job)
+    assert outcome.state == COMPLETE and outcome.env_steps == 900  # its only evaluation
+
+
 def test_values_the_preset_refuses_together_fail_the_trial_with_its_message(
     tmp_path: Path,
 ) -> None:
