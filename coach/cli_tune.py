@@ -52,7 +52,13 @@ from coach.errors import CoachError
     "--seed",
     type=cli_options.SEED,
     default=None,
-    help="Every trial's seed, and the sampler's (default 0).",
+    help="Every trial's (first) seed, and the sampler's (default 0).",
+)
+@click.option(
+    "--seeds",
+    type=click.IntRange(min=1),
+    default=None,
+    help="Runs per trial, on seeds --seed, --seed+1, ...; a trial scores their mean (default 1).",
 )
 @click.option(
     "-cp",
@@ -149,6 +155,7 @@ def _start(options: dict[str, Any]) -> int:
         name=name,
         space=space.document,
         overrides=overrides,
+        seeds=options["seeds"] or 1,
     )
     settings.write(folder.path)
     try:
@@ -163,13 +170,13 @@ def _resume(folder: Path, options: dict[str, Any]) -> int:
     from coach.studies.search_space import parse_space
     from coach.studies.tuning import SETTINGS, StudySettings, tune
 
-    taken = ("preset", "space", "experiment_name", "experiment_path", "seed")
+    taken = ("preset", "space", "experiment_name", "experiment_path", "seed", "seeds")
     given = [name for name in taken if options[name] is not None] + (
         ["custom_parameters"] if options["custom_parameters"] else []
     )
     if given:
         raise CoachError(
-            "--resume takes the preset, space, seed and overrides from the study's folder; "
+            "--resume takes the preset, space, seeds and overrides from the study's folder; "
             f"leave out --{given[0].replace('_', '-')}"
         )
     settings = StudySettings.read(folder)

@@ -2,12 +2,14 @@
 
 A trial is a normal run of the preset (`coach.cli_run.run`) with the study's overrides and
 the trial's sampled values as ``-cp`` overrides, in its own experiment folder
-(``trial_<number>/`` in the study folder, quiet on the console, its log.txt written). After
-each periodic evaluation it reports to the study the mean of the evaluations so far (the
-objective, had the run ended there) at the run's env steps; when the study's pruner says the
+(``trial_<number>/`` in the study folder, quiet on the console, its log.txt written); or,
+with several seeds, one such run per seed after another (``trial_<number>/seed_<s>/``).
+After each periodic evaluation it reports to the study the mean of the trial's evaluations
+so far (the objective, had the trial ended there) at its env steps, counted on from its
+earlier runs' (so that every trial reports at the same steps); when the study's pruner says the
 trial is behind, the run ends there, as cleanly as at the end of its budget (a checkpoint,
-``best.pt`` kept), and the trial is pruned. The pruner is not asked at the run's last
-evaluation: a trial that ran its whole budget is complete, however it compares.
+``best.pt`` kept), and the trial is pruned. The pruner is not asked at the last run's
+last evaluation: a trial that ran its whole budget is complete, however it compares.
 
 The worker only reports; the study's driver (`coach.studies.tuning`) tells Optuna how each
 trial ended, from the `TrialOutcome` it gets back. A SIGINT to the worker (the driver's way
@@ -17,10 +19,12 @@ as Ctrl-C does a ``coach`` run; the trial is then ``interrupted``.
 
 from __future__ import annotations
 
+import contextlib
 import math
 import signal
 import warnings
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -82,7 +86,8 @@ class TrialJob:
     preset: str
     overrides: tuple[str, ...]
     """The study's ``-cp`` overrides, then the trial's values."""
-    seed: int
+    seeds: tuple[int, ...]
+    """A run on each, one after the other (in ``seed_<s>/`` folders when more than one)."""
     device: str
     directory: Path
     """The trial's experiment folder (made by the run)."""
@@ -101,6 +106,8 @@ class TrialOutcome:
     """The env steps of the last evaluation."""
     message: str = ""
     """Why it failed."""
+    seed: int | None = None
+    """The seed of the run it ended in, for a trial of several runs."""
 
 
 @dataclass(slots=True)
@@ -109,7 +116,13 @@ class _Reporter:
 
     trial: Trial
     scores: list[float] = field(default_factory=list)
+    """Every evaluation's score, over the trial's runs so far."""
     env_steps: int = 0
+    """The current run's env steps at its last evaluation."""
+    offset: int = 0
+    """The env steps of the trial's earlier runs: a report's step is offset + env steps,
+    the same for every trial of a study whose schedule is not tuned."""
+    last_run: bool = True
     pruned: bool = False
     graph: Any = None
     signum: int | None = None
@@ -121,15 +134,19 @@ class _Reporter:
         if self.signum is not None:
             graph.stop_requested = self.signum
 
+    def next_run(self) -> None:
+        self.offset += self.env_steps
+        self.env_steps = 0
+
     def evaluated(self, result: EvaluationResult) -> bool:
         score = self.graph.score(result)
         if math.isnan(score):
             return False
         self.scores.append(score)
         self.env_steps = result.env_steps
-        self.trial.report(sum(self.scores) / len(self.scores), result.env_steps)
-        if _budget_spent(self.graph) or not self.trial.should_prune():
-            return False  # the run's last evaluation completes it, whatever the others did
+        self.trial.report(sum(self.scores) / len(self.scores), self.offset + result.env_steps)
+        if (self.last_run and _budget_spent(self.graph)) or not self.trial.should_prune():
+            return False  # the trial's last evaluation completes it, whatever the others did
         self.pruned = True
         self.graph.logger.info(
             f"pruned by the study at {result.env_steps} env steps "
@@ -160,26 +177,16 @@ def _budget_spent(graph: GraphManager) -> bool:
     return spent is not None and spent - start >= improve.num_steps
 
 
-def run_trial(job: TrialJob) -> TrialOutcome:
-    """Run one trial to its end, its pruning, a stop signal or an error; say which."""
-    import optuna
+def _options(job: TrialJob, seed: int, directory: Path) -> Any:
+    """The command line of one of a trial's runs."""
+    from coach.cli_run import RunOptions
 
-    from coach.cli_run import EXIT_INTERNAL, RunOptions, run
-
-    optuna.logging.set_verbosity(optuna.logging.WARNING)
-    study = optuna.load_study(
-        study_name=job.study_name,
-        storage=job.storage.connect(),
-        sampler=optuna.samplers.RandomSampler(),  # the driver samples; nothing here does
-        pruner=job.pruning.pruner(),
-    )
-    reporter = _Reporter(optuna.trial.Trial(study, job.trial_id))
-    opts = RunOptions(
+    return RunOptions(
         preset=job.preset,
         level=None,
         experiment_name=None,
-        experiment_path=job.directory.parent,
-        seed=job.seed,
+        experiment_path=directory.parent,
+        seed=seed,
         custom_parameters=job.overrides,
         device=job.device,
         threads=1,
@@ -199,27 +206,63 @@ def run_trial(job: TrialJob) -> TrialOutcome:
         evaluation_worker=False,
         record_dataset=None,
     )
-    # Until the run installs its own handlers (and after it), a stop signal is kept here.
+
+
+def run_trial(job: TrialJob) -> TrialOutcome:
+    """Run one trial (a run per seed, one after another) to its end, its pruning, a stop
+    signal or an error; say which."""
+    import optuna
+
+    optuna.logging.set_verbosity(optuna.logging.WARNING)
+    study = optuna.load_study(
+        study_name=job.study_name,
+        storage=job.storage.connect(),
+        sampler=optuna.samplers.RandomSampler(),  # the driver samples; nothing here does
+        pruner=job.pruning.pruner(),
+    )
+    reporter = _Reporter(optuna.trial.Trial(study, job.trial_id))
+    # Until a run installs its own handlers (and after it), a stop signal is kept here.
     before = {s: signal.signal(s, reporter.stop) for s in (signal.SIGINT, signal.SIGTERM)}
-    value = reporter.value
     try:
-        status = run(opts, directory=job.directory, configure=reporter.attach)
-    except CoachError as error:
-        return TrialOutcome(job.number, FAILED, message=str(error))
-    except KeyboardInterrupt:
-        return TrialOutcome(job.number, INTERRUPTED, value(), reporter.env_steps)
+        for index, seed in enumerate(job.seeds):
+            reporter.last_run = index == len(job.seeds) - 1
+            ended = _run(job, seed, reporter)
+            if ended is not None:
+                return ended
+            if not reporter.last_run:
+                reporter.next_run()
     finally:
         for s, handler in before.items():
             signal.signal(s, handler)
-    steps = reporter.env_steps
-    if status == EXIT_INTERNAL:
-        message = f"internal error; the traceback is in {job.directory / 'log.txt'}"
-        return TrialOutcome(job.number, FAILED, value(), steps, message)
-    if status != 0:
-        return TrialOutcome(job.number, INTERRUPTED, value(), steps)
-    if reporter.pruned:
-        return TrialOutcome(job.number, PRUNED, value(), steps)
-    final = value()
+    final = reporter.value()
     if final is None:
         return TrialOutcome(job.number, FAILED, message="the run made no evaluation")
-    return TrialOutcome(job.number, COMPLETE, final, steps)
+    return TrialOutcome(job.number, COMPLETE, final, reporter.env_steps)
+
+
+def _run(job: TrialJob, seed: int, reporter: _Reporter) -> TrialOutcome | None:
+    """One of a trial's runs: None when it ran its whole budget, else how the trial ended."""
+    from coach.cli_run import EXIT_INTERNAL, run
+
+    several = len(job.seeds) > 1
+    directory = job.directory / f"seed_{seed}" if several else job.directory
+    ended = partial(TrialOutcome, job.number, seed=seed if several else None)
+    if several:
+        job.directory.mkdir(exist_ok=True)
+    try:
+        status = run(_options(job, seed, directory), directory, configure=reporter.attach)
+    except CoachError as error:
+        with contextlib.suppress(OSError):
+            job.directory.rmdir()  # a trial refused before its first run leaves no folder
+        return ended(FAILED, message=str(error))
+    except KeyboardInterrupt:
+        return ended(INTERRUPTED, reporter.value(), env_steps=reporter.env_steps)
+    value, steps = reporter.value(), reporter.env_steps
+    if status == EXIT_INTERNAL:
+        message = f"internal error; the traceback is in {directory / 'log.txt'}"
+        return ended(FAILED, value, env_steps=steps, message=message)
+    if status != 0:
+        return ended(INTERRUPTED, value, env_steps=steps)
+    if reporter.pruned:
+        return ended(PRUNED, value, env_steps=steps)
+    return None

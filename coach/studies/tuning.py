@@ -78,7 +78,7 @@ class StudySettings:
     preset: str
     """The base preset: a shipped preset's name, or the absolute path of a file."""
     seed: int
-    """Every trial's run seed."""
+    """The first seed of every trial's runs (and the sampler's)."""
     trials: int
     """Trials to finish (complete, pruned or failed)."""
     jobs: int
@@ -90,6 +90,11 @@ class StudySettings:
     """The search space, as its file said."""
     overrides: list[str] = field(default_factory=list)
     """The study's own ``-cp`` overrides, under every trial's."""
+    seeds: int = 1
+    """Runs per trial, on seeds ``seed``, ``seed + 1``, ...; the trial scores their mean."""
+
+    def run_seeds(self) -> list[int]:
+        return [self.seed + i for i in range(self.seeds)]
 
     def write(self, folder: Path) -> None:
         header = (
@@ -254,7 +259,7 @@ class Tuning:
                 pruning=self.space.pruning,
                 preset=self.settings.preset,
                 overrides=(*self.settings.overrides, *overrides),
-                seed=self.settings.seed,
+                seeds=tuple(self.settings.run_seeds()),
                 device=self.settings.device,
                 directory=self.folder / f"trial_{trial.number}",
             )
@@ -302,6 +307,10 @@ class Tuning:
             del self.running[number]
 
 
+def _listed(seeds: list[int]) -> str:
+    return ", ".join(map(str, seeds))
+
+
 def tune(
     folder: Path,
     settings: StudySettings,
@@ -339,7 +348,8 @@ def tune(
                 where = "Ray tasks" if backend == "ray" else "processes"
                 log.line(
                     f"tuning {settings.preset}: {settings.trials} trials, {settings.jobs} at a "
-                    f"time ({where}), seed {settings.seed}; the study is in {folder}"
+                    f"time ({where}), seeds {_listed(settings.run_seeds())}; the study is "
+                    f"in {folder}"
                 )
             tuning.run()
         except KeyboardInterrupt:
@@ -347,7 +357,7 @@ def tune(
         finally:
             runner.close()
         for line in report(
-            study, settings.preset, settings.overrides, space, folder, settings.seed
+            study, settings.preset, settings.overrides, space, folder, settings.run_seeds()
         ):
             log.line(line)
         if tuning.stop.signum is not None or tuning.finished() < settings.trials:

@@ -2,15 +2,17 @@
 it is stopped) the summary, the best trial as a YAML preset, the figures and a table.
 
 The objective is the mean of a trial's periodic evaluations (each its mean episode reward,
-or its graph's own score), the area under its learning curve over the run: a trial that
+or its graph's own score), the area under its learning curve over the run (over its runs,
+with several seeds: the mean of their areas): a trial that
 reaches a high reward early and stays there scores best, one that gets there late or falls
 off again scores less. That is what "reaches the threshold reliably within the budget"
 asks, better than the last evaluation alone (RL Zoo's choice), which a lucky or an unlucky
-final evaluation decides.
+final evaluation decides. With several seeds a trial's values must work on each of them, not
+on the one seed that happened to suit them.
 
 ``best.yaml`` is a YAML preset: the base preset, the study's own ``-cp`` overrides, the best
-trial's values and the seed it ran with, so ``coach -p best.yaml`` repeats the best trial and
-``coach -p best.yaml --seed N`` runs it on another seed.
+trial's values and the (first) seed it ran with, so ``coach -p best.yaml`` repeats the best
+trial's (first) run and ``coach -p best.yaml --seed N`` runs it on another seed.
 """
 
 from __future__ import annotations
@@ -94,12 +96,13 @@ def trial_line(outcome: TrialOutcome, values: str, reruns: int | None = None) ->
     if outcome.state == COMPLETE:
         assert outcome.value is not None
         return f"{head} {outcome.value:.2f}  {values}"
+    of = f" of seed {outcome.seed}" if outcome.seed is not None else ""
     if outcome.state == PRUNED:
         last = f" ({outcome.value:.2f})" if outcome.value is not None else ""
-        return f"{head} pruned at {outcome.env_steps} env steps{last}  {values}"
+        return f"{head} pruned at {outcome.env_steps} env steps{of}{last}  {values}"
     if outcome.state == FAILED:
         return f"{head} failed: {outcome.message}  {values}"
-    at = f" at {outcome.env_steps} env steps" if outcome.env_steps else ""
+    at = f" at {outcome.env_steps} env steps{of}" if outcome.env_steps else ""
     return f"{head} interrupted{at}; its values run again on --resume  {values}"
 
 
@@ -114,7 +117,12 @@ def _literal(text: str) -> Any:
 
 
 def write_best(
-    study: Study, preset: str, overrides: list[str], space: SearchSpace, path: Path, seed: int
+    study: Study,
+    preset: str,
+    overrides: list[str],
+    space: SearchSpace,
+    path: Path,
+    seeds: list[int],
 ) -> FrozenTrial | None:
     """Write the best complete trial as a YAML preset at ``path``; None if no trial is
     complete yet."""
@@ -132,12 +140,13 @@ def write_best(
         parameters[dimension.path] = (
             dimension.value_text(value) if dimension.unit is not None else value
         )
+    on = f"seed {seeds[0]}" if len(seeds) == 1 else f"seeds {seeds[0]} to {seeds[-1]}"
     header = (
         f"# The best trial ({best.number}) of the coach tune study in {path.parent}: "
-        f"{best.value:.2f}, its {OBJECTIVE}.\n"
+        f"{best.value:.2f}, its {OBJECTIVE} (on {on}).\n"
         f"# Run it with: coach -p {path}   (--seed N for another seed)\n"
     )
-    document = {"preset": preset, "seed": seed, "parameters": parameters}
+    document = {"preset": preset, "seed": seeds[0], "parameters": parameters}
     path.write_text(header + yaml.safe_dump(document, sort_keys=False, width=100))
     return best
 
@@ -189,7 +198,7 @@ def report(
     overrides: list[str],
     space: SearchSpace,
     folder: Path,
-    seed: int,
+    seeds: list[int],
 ) -> list[str]:
     """Write best.yaml, the figures and trials.csv; return the summary's lines."""
     trials = study.get_trials(deepcopy=False)
@@ -201,7 +210,7 @@ def report(
         f"{finished} trials: {counts[COMPLETE]} complete, {counts[PRUNED]} pruned, "
         f"{counts[FAILED]} failed{rerun}"
     ]
-    best = write_best(study, preset, overrides, space, folder / BEST, seed)
+    best = write_best(study, preset, overrides, space, folder / BEST, seeds)
     if best is None:
         lines.append("no trial has completed: no best.yaml")
     else:

@@ -106,7 +106,7 @@ def test_what_a_resume_or_a_new_study_lacks_is_refused(
     line = _refused(["tune", "--resume", "not_a_study"], capsys)
     assert "not_a_study is not a coach tune study (no tune.yaml and study.db)" in line
     line = _refused(["tune", "--resume", "not_a_study", "-p", "CartPole_DQN"], capsys)
-    assert "--resume takes the preset, space, seed and overrides from" in line
+    assert "--resume takes the preset, space, seeds and overrides from" in line
     assert "--trials" in _refused(["tune", "--resume", "not_a_study", "--trials", "0"], capsys)
 
 

@@ -33,7 +33,9 @@ SMALL = (
 """A CartPole_DQN run of a second or two: evaluations at 900, 1500 and 2100 env steps."""
 
 
-def _study_and_job(tmp_path: Path, pruning: Pruning, *overrides: str) -> tuple[Any, TrialJob]:
+def _study_and_job(
+    tmp_path: Path, pruning: Pruning, *overrides: str, seeds: tuple[int, ...] = (0,)
+) -> tuple[Any, TrialJob]:
     url = f"sqlite:///{tmp_path / 'study.db'}"
     study = optuna.create_study(study_name="s", storage=url, direction="maximize")
     if pruning.enabled:
@@ -52,7 +54,7 @@ def _study_and_job(tmp_path: Path, pruning: Pruning, *overrides: str) -> tuple[A
         pruning=pruning,
         preset="CartPole_DQN",
         overrides=(*SMALL, *overrides),
-        seed=0,
+        seeds=seeds,
         device="cpu",
         directory=tmp_path / f"trial_{trial.number}",
     )
@@ -80,6 +82,19 @@ def test_a_complete_trial_scores_the_mean_of_its_evaluations(tmp_path: Path) -> 
     )
     assert (job.directory / "params.yaml").is_file()
     assert (job.directory / "checkpoints" / "best.pt").is_file()
+
+
+def test_a_trial_of_two_seeds_runs_both_and_reports_on_from_the_first(tmp_path: Path) -> None:
+    study, job = _study_and_job(tmp_path, Pruning(enabled=False), seeds=(0, 1))
+    outcome = run_trial(job)
+    first, second = _evaluations(job.directory / "seed_0"), _evaluations(job.directory / "seed_1")
+    rewards = [reward for _, reward in first + second]
+    assert outcome.state == COMPLETE
+    assert outcome.value == pytest.approx(sum(rewards) / 6)  # the mean of the two areas
+    (trial,) = study.get_trials()
+    # The second run's evaluations are reported after the first's 2100 env steps.
+    assert sorted(trial.intermediate_values) == [900, 1500, 2100, 3000, 3600, 4200]
+    assert trial.intermediate_values[4200] == pytest.approx(outcome.value)
 
 
 def test_a_trial_behind_the_median_stops_at_its_first_evaluation(tmp_path: Path) -> None:

@@ -65,10 +65,12 @@ def test_the_best_trial_is_a_yaml_preset_with_its_values_and_the_studys_override
     state = optuna.trial.TrialState
     study = _study([(state.COMPLETE, 40.0), (state.COMPLETE, 90.0), (state.PRUNED, 95.0)])
     overrides = ["schedule.improve_steps=EnvironmentSteps(1800)", "agent.algorithm.discount=0.98"]
-    lines = report(study, "CartPole_DQN", overrides, SPACE, tmp_path, seed=3)
+    lines = report(study, "CartPole_DQN", overrides, SPACE, tmp_path, seeds=[3, 4, 5])
     assert lines[0] == "3 trials: 2 complete, 1 pruned, 0 failed"
     assert lines[1].startswith("best: trial 1, 90.00 (mean evaluation over the run): ")
-    document = yaml.safe_load((tmp_path / "best.yaml").read_text())
+    text = (tmp_path / "best.yaml").read_text()
+    assert "90.00, its mean evaluation over the run (on seeds 3 to 5)" in text.splitlines()[0]
+    document = yaml.safe_load(text)
     assert document == {
         "preset": "CartPole_DQN",
         "seed": 3,
@@ -97,7 +99,7 @@ def test_too_few_complete_trials_leave_out_what_they_cannot_show(tmp_path: Path)
     state = optuna.trial.TrialState
     study = _study([(state.COMPLETE, 40.0), (state.FAIL, None), (state.FAIL, None)])
     study.set_user_attr(INTERRUPTED_ATTR, [2])
-    lines = report(study, "CartPole_DQN", [], SPACE, tmp_path, seed=0)
+    lines = report(study, "CartPole_DQN", [], SPACE, tmp_path, seeds=[0])
     assert lines[0] == (
         "2 trials: 1 complete, 0 pruned, 1 failed; 1 interrupted, their values run again"
     )
@@ -106,7 +108,7 @@ def test_too_few_complete_trials_leave_out_what_they_cannot_show(tmp_path: Path)
     assert not (tmp_path / "param_importances.png").exists()
     empty = tmp_path / "empty"
     empty.mkdir()
-    lines = report(optuna.create_study(direction="maximize"), "CartPole_DQN", [], SPACE, empty, 0)
+    lines = report(optuna.create_study(direction="maximize"), "CartPole_DQN", [], SPACE, empty, [0])
     assert "no trial has completed: no best.yaml" in lines
     assert not list(empty.iterdir())
 
@@ -146,6 +148,11 @@ def test_parameters_go_by_the_shortest_tail_that_tells_them_apart() -> None:
             "trial 6: interrupted at 5000 env steps; its values run again on --resume  v=1",
         ),
         (TrialOutcome(9, COMPLETE, 1.0, 9), 6, "trial 9 (trial 6's values again): 1.00  v=1"),
+        (
+            TrialOutcome(7, PRUNED, 5.0, 900, seed=1),
+            None,
+            "trial 7: pruned at 900 env steps of seed 1 (5.00)  v=1",
+        ),
     ],
 )
 def test_each_way_a_trial_ends_has_its_line(
