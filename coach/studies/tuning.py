@@ -2,10 +2,11 @@
 by workers, the whole kept in an SQLite file so that a stopped study resumes.
 
     experiments/<name>/<timestamp>/
-      tune.yaml       what the study was started with (preset, seed, trials, overrides, space)
+      tune.yaml       what it was started with (preset, seeds, trials, overrides, space)
       study.db        the Optuna study (SQLite)
       log.txt         the console output: one line per finished trial, the summary
       trial_<k>/      trial k's experiment folder: params.yaml, log.txt, progress.csv, ...
+                      (with --seeds N, one per run: trial_<k>/seed_<s>/)
       best.yaml       the best trial as a YAML preset (`coach.studies.tuning_results`)
       optimization_history.png/.svg, param_importances.png/.svg, intermediate_values.png/.svg
       trials.csv      every trial: its number, state, value, parameters, times

@@ -33,7 +33,8 @@ if TYPE_CHECKING:
     from optuna import Study
     from optuna.trial import FrozenTrial
 
-OBJECTIVE = "mean evaluation over the run"
+OBJECTIVE = "mean evaluation"
+"""What a trial scores: the mean of its evaluations, over its run (or runs)."""
 INTERRUPTED_ATTR = "interrupted"
 """The study's user attribute that lists the numbers of the interrupted trials."""
 RERUNS_ATTR = "reruns"
