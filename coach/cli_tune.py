@@ -52,13 +52,14 @@ from coach.errors import CoachError
     "--seed",
     type=cli_options.SEED,
     default=None,
-    help="Every trial's (first) seed, and the sampler's (default 0).",
+    help="Every trial's seed, and the sampler's (default 0).",
 )
 @click.option(
     "--seeds",
-    type=click.IntRange(min=1),
+    type=cli_options.Seeds(),
     default=None,
-    help="Runs per trial, on seeds --seed, --seed+1, ...; a trial scores their mean (default 1).",
+    metavar="0-2|0,3,7",
+    help="Run every trial on each of these seeds; it scores their mean (in place of --seed).",
 )
 @click.option(
     "-cp",
@@ -144,18 +145,20 @@ def _start(options: dict[str, Any]) -> int:
     preset = _checked(preset_spec, overrides, space, str(space_path))
     if Path(preset_spec).is_file():  # found again from anywhere: best.yaml, --resume
         preset_spec = str(Path(preset_spec).resolve())
+    if options["seed"] is not None and options["seeds"] is not None:
+        raise CoachError("give --seed or --seeds, not both")
+    seed = options["seed"] if options["seed"] is not None else (preset.seed or 0)
     name = options["experiment_name"] or f"{preset.name}_tune"
     folder = experiment_dir(options["experiment_path"] or Path("experiments"), name)
     settings = StudySettings(
         preset=preset_spec,
-        seed=options["seed"] if options["seed"] is not None else (preset.seed or 0),
         trials=trials,
         jobs=options["jobs"] or 1,
         device=options["device"] or "cpu",
         name=name,
         space=space.document,
         overrides=overrides,
-        seeds=options["seeds"] or 1,
+        seeds=list(options["seeds"] or [seed]),
     )
     settings.write(folder.path)
     try:

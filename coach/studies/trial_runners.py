@@ -189,7 +189,7 @@ class RayTrials:
     def __init__(self, jobs: int, address: str | None, storage: BaseStorage) -> None:
         from coach.parallel.ray_workers import start_ray
 
-        self.ray, self.owns_runtime = start_ray(address, max(os.cpu_count() or 1, jobs))
+        self.ray, self.owns_runtime = start_ray(address, jobs)
         host = "127.0.0.1" if address is None else self.ray.util.get_node_ip_address()
         port = _free_port(host)
         self.address = StorageAddress(host=host, port=port)

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import contextlib
 import math
+import shutil
 import signal
 import warnings
 from dataclasses import dataclass, field
@@ -145,7 +146,8 @@ class _Reporter:
         self.scores.append(score)
         self.env_steps = result.env_steps
         self.trial.report(sum(self.scores) / len(self.scores), self.offset + result.env_steps)
-        if (self.last_run and _budget_spent(self.graph)) or not self.trial.should_prune():
+        spent = self.graph.budget_spent() >= self.graph.schedule_params.improve_steps.num_steps
+        if (self.last_run and spent) or not self.trial.should_prune():
             return False  # the trial's last evaluation completes it, whatever the others did
         self.pruned = True
         self.graph.logger.info(
@@ -161,20 +163,6 @@ class _Reporter:
         self.signum = signum
         if self.graph is not None and self.graph.stop_requested is None:
             self.graph.stop_requested = signum
-
-
-def _budget_spent(graph: GraphManager) -> bool:
-    """Whether the run's training budget is spent (at an evaluation: whether it is the last)."""
-    from coach.core.step_units import EnvironmentEpisodes, EnvironmentSteps, TrainingSteps
-
-    improve = graph.schedule_params.improve_steps
-    spent = {
-        EnvironmentSteps: graph.env_steps,
-        EnvironmentEpisodes: graph.training_episodes,
-        TrainingSteps: graph.training_steps,
-    }.get(type(improve))
-    start = graph.progress.improve_start or 0
-    return spent is not None and spent - start >= improve.num_steps
 
 
 def _options(job: TrialJob, seed: int, directory: Path) -> Any:
@@ -205,6 +193,7 @@ def _options(job: TrialJob, seed: int, directory: Path) -> Any:
         ray_address=None,
         evaluation_worker=False,
         record_dataset=None,
+        run_dir=directory,
     )
 
 
@@ -247,13 +236,14 @@ def _run(job: TrialJob, seed: int, reporter: _Reporter) -> TrialOutcome | None:
     several = len(job.seeds) > 1
     directory = job.directory / f"seed_{seed}" if several else job.directory
     ended = partial(TrialOutcome, job.number, seed=seed if several else None)
-    if several:
-        job.directory.mkdir(exist_ok=True)
+    directory.mkdir(parents=True)  # a run's folder given to it is made by its caller
     try:
-        status = run(_options(job, seed, directory), directory, configure=reporter.attach)
+        status = run(_options(job, seed, directory), watch=reporter.attach)
     except CoachError as error:
+        # Refused before it ran (values the preset refuses together): no folder is left.
+        shutil.rmtree(directory, ignore_errors=True)
         with contextlib.suppress(OSError):
-            job.directory.rmdir()  # a trial refused before its first run leaves no folder
+            job.directory.rmdir()
         return ended(FAILED, message=str(error))
     except KeyboardInterrupt:
         return ended(INTERRUPTED, reporter.value(), env_steps=reporter.env_steps)

@@ -6,7 +6,7 @@ by workers, the whole kept in an SQLite file so that a stopped study resumes.
       study.db        the Optuna study (SQLite)
       log.txt         the console output: one line per finished trial, the summary
       trial_<k>/      trial k's experiment folder: params.yaml, log.txt, progress.csv, ...
-                      (with --seeds N, one per run: trial_<k>/seed_<s>/)
+                      (with --seeds, one per run: trial_<k>/seed_<s>/)
       best.yaml       the best trial as a YAML preset (`coach.studies.tuning_results`)
       optimization_history.png/.svg, param_importances.png/.svg, intermediate_values.png/.svg
       trials.csv      every trial: its number, state, value, parameters, times
@@ -78,8 +78,9 @@ class StudySettings:
 
     preset: str
     """The base preset: a shipped preset's name, or the absolute path of a file."""
-    seed: int
-    """The first seed of every trial's runs (and the sampler's)."""
+    seeds: list[int]
+    """Every trial runs on each, one after another, and scores their mean; the first seeds
+    the sampler."""
     trials: int
     """Trials to finish (complete, pruned or failed)."""
     jobs: int
@@ -91,11 +92,6 @@ class StudySettings:
     """The search space, as its file said."""
     overrides: list[str] = field(default_factory=list)
     """The study's own ``-cp`` overrides, under every trial's."""
-    seeds: int = 1
-    """Runs per trial, on seeds ``seed``, ``seed + 1``, ...; the trial scores their mean."""
-
-    def run_seeds(self) -> list[int]:
-        return [self.seed + i for i in range(self.seeds)]
 
     def write(self, folder: Path) -> None:
         header = (
@@ -176,11 +172,11 @@ def open_study(
             storage=storage,
             study_name=settings.name,
             direction="maximize",
-            sampler=optuna.samplers.TPESampler(seed=settings.seed),
+            sampler=optuna.samplers.TPESampler(seed=settings.seeds[0]),
             pruner=pruner,
         )
     study = optuna.load_study(study_name=settings.name, storage=storage, pruner=pruner)
-    entropy = [settings.seed, len(study.get_trials(deepcopy=False))]
+    entropy = [settings.seeds[0], len(study.get_trials(deepcopy=False))]
     seed = int(np.random.SeedSequence(entropy).generate_state(1)[0])
     study.sampler = optuna.samplers.TPESampler(seed=seed)
     return study
@@ -260,7 +256,7 @@ class Tuning:
                 pruning=self.space.pruning,
                 preset=self.settings.preset,
                 overrides=(*self.settings.overrides, *overrides),
-                seeds=tuple(self.settings.run_seeds()),
+                seeds=tuple(self.settings.seeds),
                 device=self.settings.device,
                 directory=self.folder / f"trial_{trial.number}",
             )
@@ -349,7 +345,7 @@ def tune(
                 where = "Ray tasks" if backend == "ray" else "processes"
                 log.line(
                     f"tuning {settings.preset}: {settings.trials} trials, {settings.jobs} at a "
-                    f"time ({where}), seeds {_listed(settings.run_seeds())}; the study is "
+                    f"time ({where}), seeds {_listed(settings.seeds)}; the study is "
                     f"in {folder}"
                 )
             tuning.run()
@@ -358,7 +354,7 @@ def tune(
         finally:
             runner.close()
         for line in report(
-            study, settings.preset, settings.overrides, space, folder, settings.run_seeds()
+            study, settings.preset, settings.overrides, space, folder, settings.seeds
         ):
             log.line(line)
         if tuning.stop.signum is not None or tuning.finished() < settings.trials:

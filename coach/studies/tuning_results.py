@@ -141,7 +141,7 @@ def write_best(
         parameters[dimension.path] = (
             dimension.value_text(value) if dimension.unit is not None else value
         )
-    on = f"seed {seeds[0]}" if len(seeds) == 1 else f"seeds {seeds[0]} to {seeds[-1]}"
+    on = f"seed{'s' * (len(seeds) > 1)} {', '.join(map(str, seeds))}"
     header = (
         f"# The best trial ({best.number}) of the coach tune study in {path.parent}: "
         f"{best.value:.2f}, its {OBJECTIVE} (on {on}).\n"

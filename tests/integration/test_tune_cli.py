@@ -78,6 +78,10 @@ def _refused(args: list[str], capsys: pytest.CaptureFixture[str]) -> str:
          "CartPole_DQN makes no evaluations"),
         ("parameters: {agent.algorithm.discount: {float: [0.9, 0.99]}}",
          ["--ray-address", "auto"], "--ray-address goes with --backend ray"),
+        ("parameters: {agent.algorithm.discount: {float: [0.9, 0.99]}}",
+         ["--seed", "1", "--seeds", "0-2"], "give --seed or --seeds, not both"),
+        ("parameters: {agent.algorithm.discount: {float: [0.9, 0.99]}}",
+         ["--seeds", "2-0"], "'2-0' is a range from high to low"),
     ],
 )  # fmt: skip
 def test_a_space_or_command_that_cannot_run_is_refused_in_one_line(

@@ -69,7 +69,7 @@ def test_the_best_trial_is_a_yaml_preset_with_its_values_and_the_studys_override
     assert lines[0] == "3 trials: 2 complete, 1 pruned, 0 failed"
     assert lines[1].startswith("best: trial 1, 90.00 (mean evaluation): ")
     text = (tmp_path / "best.yaml").read_text()
-    assert "90.00, its mean evaluation (on seeds 3 to 5)" in text.splitlines()[0]
+    assert "90.00, its mean evaluation (on seeds 3, 4, 5)" in text.splitlines()[0]
     document = yaml.safe_load(text)
     assert document == {
         "preset": "CartPole_DQN",
