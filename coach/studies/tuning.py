@@ -117,13 +117,19 @@ def storage_url(folder: Path) -> str:
 
 
 class StudyLog:
-    """The study's console lines, also kept in its log.txt with the time."""
+    """The study's console lines, also kept in its log.txt with the time; where the console
+    is a terminal, the lines go above the study's progress bar (`terminal`)."""
 
     def __init__(self, folder: Path) -> None:
+        from coach.logging.progress import ProgressLine
+
         self.path = folder / LOG
+        self.terminal = ProgressLine()
 
     def line(self, text: str) -> None:
+        self.terminal.clear()
         click.echo(text)
+        self.terminal.redraw()
         with open(self.path, "a") as f:
             f.write(f"{time.strftime('%Y-%m-%d %H:%M:%S')} {text}\n")
 
@@ -224,8 +230,12 @@ class Tuning:
         """Run trials until enough have finished or a signal stops the study."""
         finished = self.finished()
         handlers = {s: signal.signal(s, self.stop) for s in (signal.SIGINT, signal.SIGTERM)}
+        total = self.settings.trials
+        bar = self.log.terminal.bar("trials", total, "trials", initial=finished, leave=True)
         try:
             while True:
+                if bar.due() or finished >= total:  # (the postfix reads the study)
+                    bar.update(finished, self._postfix(finished))
                 while (
                     self.stop.signum is None
                     and len(self.running) < self.settings.jobs
@@ -240,9 +250,22 @@ class Tuning:
                     self._finish(outcome)
                     finished += outcome.state != INTERRUPTED
         finally:
+            bar.close()
             for s, handler in handlers.items():
                 signal.signal(s, handler)
             self._abandon()
+
+    def _postfix(self, finished: int) -> str:
+        """What the progress bar says beside the trials: how many run, the best so far."""
+        from optuna.trial import TrialState
+
+        values = [
+            t.value
+            for t in self.study.get_trials(deepcopy=False, states=(TrialState.COMPLETE,))
+            if t.value is not None
+        ]
+        best = f" · best {max(values):.4g}" if values else ""
+        return f"trials {finished}/{self.settings.trials} done · {len(self.running)} running{best}"
 
     def _launch(self) -> None:
         trial = self.study.ask(self.distributions)

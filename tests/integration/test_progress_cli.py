@@ -43,14 +43,14 @@ def on_terminal(tmp_path_factory: pytest.TempPathFactory) -> tuple[str, Path]:
     return on_a_terminal(root, columns=100), experiment(root)
 
 
-def on_a_terminal(root: Path, *args: str, columns: int) -> str:
-    """What a short CartPole_DQN run in ``root`` shows on a pseudo-terminal ``columns``
-    wide."""
+def on_a_terminal(root: Path, *args: str, columns: int, command: tuple[str, ...] = ()) -> str:
+    """What a short CartPole_DQN run in ``root`` (or ``coach <command>`` on it) shows on a
+    pseudo-terminal ``columns`` wide."""
     env = {**ENV, "COLUMNS": str(columns)}
     env.pop("TERM", None)
     main, terminal = pty.openpty()
     process = subprocess.Popen(
-        [*COMMAND, "-p", "CartPole_DQN", *SMALL, "-ep", str(root), *args],
+        [*COMMAND, *command, "-p", "CartPole_DQN", *SMALL, "-ep", str(root), *args],
         stdin=subprocess.DEVNULL,
         stdout=terminal,
         stderr=terminal,
@@ -93,3 +93,16 @@ def test_a_group_of_seeds_shows_one_line_for_all_of_them(tmp_path: Path) -> None
     assert not any(f.lstrip().startswith(("train ", "heatup ", "evaluate")) for f in frames)
     log = (experiment(tmp_path) / "log.txt").read_text()
     assert "\r" not in log and "█" not in log and "seed 2 finished" in log
+
+
+def test_a_tuning_study_shows_one_line_over_its_trials(tmp_path: Path) -> None:
+    space = tmp_path / "space.yaml"
+    space.write_text(
+        "parameters:\n  agent.network_wrappers.main.learning_rate: {float: [1.0e-4, 1.0e-2]}\n"
+    )
+    args = ("--space", str(space), "--trials", "2", "-j", "2")
+    shown = on_a_terminal(tmp_path, *args, columns=140, command=("tune",))
+    frames = shown.replace("\r\n", "\n").split("\r")
+    assert any(f.startswith("trials") and "0/2 trials" in f and "2 running" in f for f in frames)
+    assert re.search(r"trials +100% \|.*\| 2/2 trials .*trials 2/2 done · 0 running · best", shown)
+    assert "trial 0" in shown and "trial 1" in shown  # the trials' lines, above the bar
