@@ -209,3 +209,28 @@ def test_a_study_stopped_by_ctrl_c_resumes_to_its_total_without_repeating_a_tria
         assert [e.env_steps for e in graph.evaluations] == [900, 1500, 2100]
     finally:
         graph.close()
+
+
+def test_a_study_runs_its_trials_as_ray_tasks(tmp_path: Path) -> None:
+    """The trials as Ray tasks on a runtime of the study's own, reporting to the study
+    through the driver's gRPC proxy of its SQLite file (the Ctrl-C path is the local one's,
+    above, on the Ray backend under the `learning` mark)."""
+    pytest.importorskip("ray")
+    (tmp_path / "space.yaml").write_text(SPACE)
+    result = coach(
+        "tune", "-p", "CartPole_DQN", "--space", "space.yaml", "--trials", "2", "-j", "2",
+        "--backend", "ray", *SMALL, cwd=tmp_path,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stdout + result.stderr
+    (folder,) = (tmp_path / "experiments" / "CartPole_DQN_tune").iterdir()
+    study = optuna.load_study(
+        study_name="CartPole_DQN_tune", storage=f"sqlite:///{folder / 'study.db'}"
+    )
+    finished = _finished(study)
+    assert sorted(finished) == [0, 1]
+    for number, (state, _, value) in finished.items():
+        assert state == "COMPLETE" and value is not None
+        # Each trial reported its evaluations to the study from its Ray task.
+        assert len(study.trials[number].intermediate_values) == 3
+        assert (folder / f"trial_{number}" / "checkpoints" / "best.pt").is_file()
+    assert (folder / "best.yaml").is_file()
