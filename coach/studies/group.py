@@ -74,7 +74,7 @@ def run_group(opts: RunOptions) -> int:
     if opts.resume is not None:
         if opts.preset or opts.checkpoint_restore_dir or opts.custom_parameters or opts.level:
             raise CoachError("--resume takes the group's preset and options from its folder")
-        group = Group.load(opts.resume)
+        group = Group.load(opts.resume, opts.quiet)
     else:
         check_group_options(opts)
         group = Group.create(opts)
@@ -138,7 +138,7 @@ class Group:
         return group
 
     @classmethod
-    def load(cls, path: Path) -> Group:
+    def load(cls, path: Path, quiet: bool) -> Group:
         """The group in ``path``, to continue it."""
         try:
             document = yaml.safe_load((path / GROUP_FILE).read_text())
@@ -147,7 +147,7 @@ class Group:
                 raise KeyError(", ".join(sorted(missing)))
         except (OSError, yaml.YAMLError, TypeError, KeyError) as error:
             raise CoachError(f"{path / GROUP_FILE} is not a group's file: {error}") from None
-        return cls(path.resolve(), document, quiet=False)
+        return cls(path.resolve(), document, quiet)
 
     def save(self) -> None:
         """Write group.yaml whole, or not at all."""
