@@ -50,12 +50,7 @@ def _list_presets() -> None:
     invoke_without_command=True,
     context_settings={"help_option_names": ["-h", "--help"]},
 )
-@click.option(
-    "-p",
-    "--preset",
-    type=cli_options.Text(),
-    help="Preset name, path/to/preset.py, run.yaml or module:attr.",
-)
+@cli_options.preset_option("Preset name, path/to/preset.py, run.yaml or module:attr.")
 @click.option("-l", "--list", "list_", is_flag=True, help="List the presets and exit.")
 @click.option(
     "-lvl",
@@ -64,12 +59,7 @@ def _list_presets() -> None:
     default=None,
     help="A level of the preset's level set: an Atari game, a MuJoCo or Box2D task.",
 )
-@click.option(
-    "-e",
-    "--experiment-name",
-    type=cli_options.FolderName(),
-    help="Experiment folder name (default: the preset's).",
-)
+@cli_options.experiment_name_option("Experiment folder name (default: the preset's).")
 @click.option(
     "-ep",
     "--experiment-path",
@@ -84,27 +74,10 @@ def _list_presets() -> None:
     default=None,
     help="Seed of the run, 0 to 2**32 - 1 (default 0).",
 )
-@click.option(
-    "--seeds",
-    type=cli_options.Seeds(),
-    default=None,
-    metavar="0-4|0,3,7",
-    help="Run these seeds as one group: experiments/NAME/<timestamp>/seed_<k>/.",
-)
-@click.option(
-    "-j",
-    "--jobs",
-    type=click.IntRange(min=1),
-    default=None,
-    help="How many seeds of a group run at once (default: this machine's cores).",
-)
-@click.option(
-    "-cp",
-    "--custom-parameter",
-    "custom_parameters",
-    multiple=True,
-    metavar="PATH=VALUE",
-    help="Override a parameter, e.g. agent.algorithm.discount=0.98 (repeatable).",
+@cli_options.seeds_option("Run these seeds as one group: experiments/NAME/<timestamp>/seed_<k>/.")
+@cli_options.jobs_option("How many seeds of a group run at once (default: this machine's cores).")
+@cli_options.overrides_option(
+    "Override a parameter, e.g. agent.algorithm.discount=0.98 (repeatable)."
 )
 @click.option(
     "--device",
@@ -138,13 +111,7 @@ def _list_presets() -> None:
     help="Start from a checkpoint (a run folder, its checkpoints folder, a file, or "
     "experiments/NAME for its newest run).",
 )
-@click.option(
-    "--resume",
-    type=cli_options.existing_path(folder_only=True),
-    default=None,
-    metavar="DIR",
-    help="Continue the experiment in DIR from its latest checkpoint.",
-)
+@cli_options.resume_option("Continue the experiment (or group) in DIR from its latest checkpoint.")
 @click.option(
     "--evaluate",
     type=click.IntRange(min=1),
@@ -167,20 +134,7 @@ def _list_presets() -> None:
     default=None,
     help="Act in N rollout workers; this process learns (default: act here).",
 )
-@click.option(
-    "--backend",
-    type=click.Choice(["local", "ray"]),
-    default="local",
-    show_default=True,
-    help="Where the workers run: local processes or Ray actors.",
-)
-@click.option(
-    "--ray-address",
-    type=cli_options.Text(),
-    default=None,
-    metavar="auto|HOST:PORT",
-    help="The Ray cluster to join (default: a local runtime on the loopback interface).",
-)
+@cli_options.ray_options("Where the workers (or a group's seeds) run: local processes or Ray.")
 @click.option(
     "-ew",
     "--evaluation-worker",

@@ -12,9 +12,9 @@ import math
 import os
 import sys
 import unicodedata
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import Any, NoReturn, Protocol, TypeVar
 
 import click
 
@@ -205,3 +205,70 @@ class Seeds(click.ParamType[Any]):
         if repeated:
             self.fail(f"{text!r} names seed {repeated[0]} twice", param, ctx)
         return tuple(seeds)
+
+
+# Options that several commands take (``coach`` and ``coach tune``), each with its own help.
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+class Decorator(Protocol):
+    """An option's decorator: the command it is given, with the option."""
+
+    def __call__(self, command: F, /) -> F: ...
+
+
+def preset_option(help: str) -> Decorator:
+    return click.option("-p", "--preset", type=Text(), help=help)
+
+
+def experiment_name_option(help: str) -> Decorator:
+    return click.option("-e", "--experiment-name", type=FolderName(), help=help)
+
+
+def seeds_option(help: str) -> Decorator:
+    return click.option("--seeds", type=Seeds(), default=None, metavar="0-4|0,3,7", help=help)
+
+
+def overrides_option(help: str) -> Decorator:
+    return click.option(
+        "-cp",
+        "--custom-parameter",
+        "custom_parameters",
+        multiple=True,
+        metavar="PATH=VALUE",
+        help=help,
+    )
+
+
+def jobs_option(help: str) -> Decorator:
+    return click.option("-j", "--jobs", type=click.IntRange(min=1), default=None, help=help)
+
+
+def ray_options(backend_help: str) -> Decorator:
+    """``--backend local|ray`` and ``--ray-address``."""
+    backend = click.option(
+        "--backend",
+        type=click.Choice(["local", "ray"]),
+        default="local",
+        show_default=True,
+        help=backend_help,
+    )
+    address = click.option(
+        "--ray-address",
+        type=Text(),
+        default=None,
+        metavar="auto|HOST:PORT",
+        help="The Ray cluster to join (default: a local runtime on the loopback interface).",
+    )
+
+    def both(command: F) -> F:
+        return backend(address(command))
+
+    return both
+
+
+def resume_option(help: str) -> Decorator:
+    return click.option(
+        "--resume", type=existing_path(folder_only=True), default=None, metavar="DIR", help=help
+    )

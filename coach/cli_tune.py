@@ -20,27 +20,15 @@ from coach.errors import CoachError
 
 
 @click.command(context_settings={"help_option_names": ["-h", "--help"]})
-@click.option(
-    "-p",
-    "--preset",
-    type=cli_options.Text(),
-    help="Preset to tune: a name, path/to/preset.py, run.yaml or module:attr.",
-)
+@cli_options.preset_option("Preset to tune: a name, path/to/preset.py, run.yaml or module:attr.")
 @click.option(
     "--space",
     type=cli_options.existing_path(),
     help="The search space: a YAML file of -cp paths and their ranges.",
 )
 @click.option("--trials", type=click.IntRange(min=1), help="Trials to finish.")
-@click.option(
-    "-j", "--jobs", type=click.IntRange(min=1), default=None, help="Trials at once (default 1)."
-)
-@click.option(
-    "-e",
-    "--experiment-name",
-    type=cli_options.FolderName(),
-    help="The study's folder name (default: the preset's, with _tune).",
-)
+@cli_options.jobs_option("Trials at once (default 1).")
+@cli_options.experiment_name_option("The study's folder name (default: the preset's, with _tune).")
 @click.option(
     "-ep",
     "--experiment-path",
@@ -54,48 +42,18 @@ from coach.errors import CoachError
     default=None,
     help="Every trial's seed, and the sampler's (default 0).",
 )
-@click.option(
-    "--seeds",
-    type=cli_options.Seeds(),
-    default=None,
-    metavar="0-2|0,3,7",
-    help="Run every trial on each of these seeds; it scores their mean (in place of --seed).",
+@cli_options.seeds_option(
+    "Run every trial on each of these seeds; it scores their mean (in place of --seed)."
 )
-@click.option(
-    "-cp",
-    "--custom-parameter",
-    "custom_parameters",
-    multiple=True,
-    metavar="PATH=VALUE",
-    help="Override a parameter in every trial (repeatable).",
-)
+@cli_options.overrides_option("Override a parameter in every trial (repeatable).")
 @click.option(
     "--device",
     type=cli_options.Device(),
     default=None,
     help="Torch device of the trials (default cpu).",
 )
-@click.option(
-    "--backend",
-    type=click.Choice(["local", "ray"]),
-    default="local",
-    show_default=True,
-    help="Where the trials run: processes on this machine, or Ray tasks.",
-)
-@click.option(
-    "--ray-address",
-    type=cli_options.Text(),
-    default=None,
-    metavar="auto|HOST:PORT",
-    help="The Ray cluster to join (default: a local runtime on the loopback interface).",
-)
-@click.option(
-    "--resume",
-    type=cli_options.existing_path(folder_only=True),
-    default=None,
-    metavar="DIR",
-    help="Go on with the study in DIR (--trials N raises its total).",
-)
+@cli_options.ray_options("Where the trials run: processes on this machine, or Ray tasks.")
+@cli_options.resume_option("Go on with the study in DIR (--trials N raises its total).")
 def tune(resume: Path | None, **options: Any) -> None:
     """Tune a preset's parameters: an Optuna study whose trials are runs of the preset."""
     try:

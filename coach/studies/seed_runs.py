@@ -69,11 +69,13 @@ def run_seed(
     done = threading.Event()
 
     def follow(graph: Any) -> None:
-        while not done.wait(FOLLOW_SECONDS):
+        while True:  # from the start: the group shows the seed running at once
             with contextlib.suppress(Exception):  # a count read mid-step is only a report
                 report(task.seed, graph.budget_spent())
             if stopped() and graph.stop_requested is None:
                 graph.stop_requested = signal.SIGINT
+            if done.wait(FOLLOW_SECONDS):
+                return
 
     def watch(graph: Any) -> None:
         threading.Thread(target=follow, args=(graph,), daemon=True).start()

@@ -83,12 +83,13 @@ def test_a_terminal_shows_live_bars_up_to_the_budget(on_terminal: tuple[str, Pat
 
 
 def test_a_group_of_seeds_shows_one_line_for_all_of_them(tmp_path: Path) -> None:
-    shown = on_a_terminal(tmp_path, "--seeds", "0-2", columns=140)
+    longer = "schedule.improve_steps=EnvironmentSteps(3000)"  # a few reports from each seed
+    shown = on_a_terminal(tmp_path, "--seeds", "0-2", "-cp", longer, columns=140)
     frames = shown.replace("\r\n", "\n").split("\r")
     group = [f for f in frames if f.startswith("seeds ")]
     assert group and all("env steps" in f and "seeds " in f for f in group)
-    assert re.search(r"seeds 100% \|.*\| 3\.6k/3\.6k env steps .*seeds \d/3 done", shown)
-    assert any(re.search(r"seeds [0-2]/3 done · seed_\d \S+/1\.2k", f) for f in group), group
+    assert re.search(r"seeds 100% \|.*\| 9k/9k env steps .*seeds \d/3 done", shown)
+    assert any(re.search(r"seeds [0-2]/3 done · seed_\d \S+/3k", f) for f in group), group
     # The seeds draw nothing of their own: one line is the group's.
     assert not any(f.lstrip().startswith(("train ", "heatup ", "evaluate")) for f in frames)
     log = (experiment(tmp_path) / "log.txt").read_text()
