@@ -238,13 +238,7 @@ def set_parameter(roots: dict[str, Any], path: str, value: Any) -> None:
         CoachError: naming the valid fields when the path is wrong, or the expected type when
             the value does not fit.
     """
-    parts = path.strip().split(".")
-    if not path.strip() or not all(parts):
-        raise CoachError(f"bad parameter path {path!r}")
-    if parts[0] not in roots:
-        raise CoachError(
-            f"no parameters named {parts[0]!r}; valid roots: {', '.join(sorted(roots))}"
-        )
+    parts = _path_parts(roots, path)
     node, annotation = roots[parts[0]], Any
     if len(parts) == 1:
         raise CoachError(
@@ -265,12 +259,8 @@ def set_parameter(roots: dict[str, Any], path: str, value: Any) -> None:
         setattr(node, last, new)
 
 
-def get_parameter(roots: dict[str, Any], path: str) -> Any:
-    """The value at ``path`` (``agent.algorithm.discount``), which must exist already.
-
-    Raises:
-        CoachError: naming the valid fields where the path goes wrong, as `set_parameter`.
-    """
+def _path_parts(roots: dict[str, Any], path: str) -> list[str]:
+    """The names of a dotted parameter path whose first name is one of ``roots``."""
     parts = path.strip().split(".")
     if not path.strip() or not all(parts):
         raise CoachError(f"bad parameter path {path!r}")
@@ -278,6 +268,16 @@ def get_parameter(roots: dict[str, Any], path: str) -> Any:
         raise CoachError(
             f"no parameters named {parts[0]!r}; valid roots: {', '.join(sorted(roots))}"
         )
+    return parts
+
+
+def get_parameter(roots: dict[str, Any], path: str) -> Any:
+    """The value at ``path`` (``agent.algorithm.discount``), which must exist already.
+
+    Raises:
+        CoachError: naming the valid fields where the path goes wrong, as `set_parameter`.
+    """
+    parts = _path_parts(roots, path)
     node = roots[parts[0]]
     for i, name in enumerate(parts[1:], start=1):
         node = _child(node, name, ".".join(parts[:i]))

@@ -8,6 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 SMALL = [
     "-cp", "schedule.heatup_steps=EnvironmentSteps(300)",
     "-cp", "schedule.improve_steps=EnvironmentSteps(1200)",
@@ -62,3 +64,17 @@ def rewards(run: Path) -> list[tuple[str, str, str]]:
 def snapshot(root: Path) -> dict[str, bytes]:
     """Every file below ``root`` with its contents (to prove nothing changed)."""
     return {str(p): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
+
+
+def refused(args: list[str], capsys: pytest.CaptureFixture[str]) -> str:
+    """Run the command in this process; return its one error line (after checking it)."""
+    from coach.cli import main
+
+    with pytest.raises(SystemExit) as stop:
+        main.main(args, prog_name="coach")
+    err = capsys.readouterr().err
+    assert stop.value.code == 2, err
+    lines = err.splitlines()
+    assert len(lines) == 1 and lines[0].startswith("coach: error: "), err
+    assert "Traceback" not in err
+    return lines[0]

@@ -13,8 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from coach.cli import main
-from tests.integration.coach_cli import coach, experiment
+from tests.integration.coach_cli import coach, experiment, refused
 
 TINY = [
     "-cp", "schedule.heatup_steps=EnvironmentSteps(1)",
@@ -22,18 +21,6 @@ TINY = [
     "-cp", "schedule.evaluation_steps=EnvironmentSteps(1)",
     "-cp", "schedule.steps_between_evaluation_periods=EnvironmentSteps(1)",
 ]  # fmt: skip
-
-
-def _refused(args: list[str], capsys: pytest.CaptureFixture[str]) -> str:
-    """Run the command in this process; return its one error line (after checking it)."""
-    with pytest.raises(SystemExit) as stop:
-        main.main(args, prog_name="coach")
-    err = capsys.readouterr().err
-    assert stop.value.code == 2, err
-    lines = err.splitlines()
-    assert len(lines) == 1 and lines[0].startswith("coach: error: "), err
-    assert "Traceback" not in err
-    return lines[0]
 
 
 @pytest.mark.parametrize(
@@ -77,7 +64,7 @@ def test_a_malformed_option_is_one_error_line(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     monkeypatch.chdir(tmp_path)
-    line = _refused(["-p", "CartPole_DQN", *args], capsys)
+    line = refused(["-p", "CartPole_DQN", *args], capsys)
     assert all(fragment in line for fragment in fragments), line
     assert list(tmp_path.iterdir()) == []
 
@@ -87,11 +74,11 @@ def test_paths_are_checked_for_what_they_must_be(
 ) -> None:
     monkeypatch.chdir(tmp_path)
     (tmp_path / "a_file").write_text("")
-    line = _refused(["-p", "CartPole_DQN", "-ep", "a_file"], capsys)
+    line = refused(["-p", "CartPole_DQN", "-ep", "a_file"], capsys)
     assert "'--experiment-path'" in line and "is a file" in line
-    line = _refused(["-p", "CartPole_DQN", "--resume", "a_file"], capsys)
+    line = refused(["-p", "CartPole_DQN", "--resume", "a_file"], capsys)
     assert "'--resume'" in line and "is a file" in line
-    line = _refused(["-p", "CartPole_DQN", "-crd", "a_file"], capsys)
+    line = refused(["-p", "CartPole_DQN", "-crd", "a_file"], capsys)
     assert "a_file" in line  # an existing file, but no checkpoint
     assert [p.name for p in tmp_path.iterdir()] == ["a_file"]
 
@@ -124,7 +111,7 @@ def test_a_value_out_of_range_is_refused_before_anything_is_written(
     """The hazards of a run that never ends (a heatup counted in training steps, an
     evaluation period of 0) or divides by zero are refused with the field's path."""
     monkeypatch.chdir(tmp_path)
-    line = _refused(["-p", "CartPole_DQN", "-cp", override], capsys)
+    line = refused(["-p", "CartPole_DQN", "-cp", override], capsys)
     assert line == f"coach: error: {message}" or message in line, line
     assert list(tmp_path.iterdir()) == []
 

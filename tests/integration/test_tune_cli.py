@@ -16,10 +16,9 @@ from pathlib import Path
 import pytest
 import yaml
 
-from coach.cli import main
 from coach.graph_managers.parameters import RunContext
 from coach.presets import load_preset
-from tests.integration.coach_cli import COMMAND, ENV, coach
+from tests.integration.coach_cli import COMMAND, ENV, coach, refused
 from tests.processes import Console
 
 optuna = pytest.importorskip("optuna")
@@ -43,16 +42,6 @@ parameters:
   {TARGET}: {{int: [64, 1024], log: true, unit: EnvironmentSteps}}
 pruning: {{startup_trials: 1}}
 """
-
-
-def _refused(args: list[str], capsys: pytest.CaptureFixture[str]) -> str:
-    with pytest.raises(SystemExit) as stop:
-        main.main(args, prog_name="coach")
-    err = capsys.readouterr().err
-    assert stop.value.code == 2, err
-    lines = err.splitlines()
-    assert len(lines) == 1 and lines[0].startswith("coach: error: "), err
-    return lines[0]
 
 
 @pytest.mark.parametrize(
@@ -95,23 +84,23 @@ def test_a_space_or_command_that_cannot_run_is_refused_in_one_line(
     monkeypatch.chdir(tmp_path)
     Path("space.yaml").write_text(space)
     command = ["tune", "-p", "CartPole_DQN", "--space", "space.yaml", "--trials", "2", *args]
-    assert message in _refused(command, capsys)
+    assert message in refused(command, capsys)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["space.yaml"]
 
 
-def test_what_a_resume_or_a_new_study_lacks_is_refused(
+def test_what_a_resume_or_a_new_study_lacks_isrefused(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     monkeypatch.chdir(tmp_path)
     Path("space.yaml").write_text(SPACE)
-    line = _refused(["tune", "-p", "CartPole_DQN", "--space", "space.yaml"], capsys)
+    line = refused(["tune", "-p", "CartPole_DQN", "--space", "space.yaml"], capsys)
     assert "coach tune needs -p PRESET, --space FILE and --trials N" in line
     Path("not_a_study").mkdir()
-    line = _refused(["tune", "--resume", "not_a_study"], capsys)
+    line = refused(["tune", "--resume", "not_a_study"], capsys)
     assert "not_a_study is not a coach tune study (no tune.yaml and study.db)" in line
-    line = _refused(["tune", "--resume", "not_a_study", "-p", "CartPole_DQN"], capsys)
+    line = refused(["tune", "--resume", "not_a_study", "-p", "CartPole_DQN"], capsys)
     assert "--resume takes the preset, space, seeds and overrides from" in line
-    assert "--trials" in _refused(["tune", "--resume", "not_a_study", "--trials", "0"], capsys)
+    assert "--trials" in refused(["tune", "--resume", "not_a_study", "--trials", "0"], capsys)
 
 
 def test_the_command_refuses_a_bad_space_in_one_line_and_exit_2(tmp_path: Path) -> None:
