@@ -154,7 +154,9 @@ class Report:
             '<p class="note">Each run is scored by its last evaluation divided by its preset\'s '
             "threshold (1 reaches it). Per preset: the interquartile mean, median and mean of "
             "the scores, and the optimality gap (how far runs fall short of 1), each with its "
-            "95% stratified-bootstrap interval in brackets.</p>"
+            "95% stratified-bootstrap interval in brackets. With two presets or more, the "
+            "last row takes them together, each preset a task: as many runs of each as the "
+            "preset with the fewest has.</p>"
         )
         header = ["preset", "runs", *AGGREGATES, f"threshold ({metric})"]
         body = []

@@ -30,25 +30,35 @@ def final_scores(runs: list[Run], metric: str = "reward") -> np.ndarray:
     return np.array([v[-1] for v in values if v is not None and len(v)], dtype=np.float64)
 
 
+ALL_PRESETS = "all presets"
+"""The row of every scored preset together (where there are two or more)."""
+
+
 def final_performance(
     presets: Mapping[str, list[Run]],
     thresholds: Mapping[str, float | None],
     metric: str = "reward",
 ) -> list[dict[str, object]]:
     """A row per preset with a positive threshold: its runs, threshold and aggregates of its
-    normalised final scores (`COLUMNS`)."""
+    normalised final scores (`COLUMNS`). With two presets or more, a last row aggregates
+    over all of them, each preset a task of rliable's (runs, tasks) matrix, so that its
+    bootstrap resamples runs within each preset: there each preset gives as many runs as
+    the one with the fewest (its first ones), and ``runs`` says how many."""
     scores = {}
     for name, runs in presets.items():
         threshold = thresholds.get(name)
         finals = final_scores(runs, metric)
         if threshold is not None and threshold > 0 and len(finals):
             scores[name] = (finals / threshold)[:, None]
+    if len(scores) >= 2:
+        fewest = min(len(s) for s in scores.values())
+        scores[ALL_PRESETS] = np.hstack([s[:fewest] for s in scores.values()])
     rows: list[dict[str, object]] = []
     for name, estimates in aggregate(scores).items() if scores else []:
         row: dict[str, object] = {
             "preset": name,
             "runs": len(scores[name]),
-            "threshold": thresholds[name],
+            "threshold": thresholds.get(name),
         }
         for label, estimate in estimates.items():
             row[label] = estimate.point
