@@ -41,6 +41,7 @@ golden: install
 
 bench: install
 	$(BIN)/python -m benchmarks.throughput
+	$(BIN)/python -m benchmarks.floor
 	$(BIN)/python -m benchmarks.prioritized_replay
 	$(BIN)/python -m benchmarks.value_agents
 	$(BIN)/python -m benchmarks.on_policy

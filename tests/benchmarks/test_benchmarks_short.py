@@ -66,6 +66,13 @@ BENCHMARKS: dict[str, tuple[list[str], list[str]]] = {
             _row(NUMBER, NUMBER),
         ],
     ),
+    "floor": (
+        [],
+        [
+            _row("family", "preset", "floor ms", "coach ms", "ratio", "parameters"),
+            _row("DQN", "CartPole_DQN", NUMBER, NUMBER, NUMBER, "67,586"),
+        ],
+    ),
     "prioritized_replay": (
         [],
         [
