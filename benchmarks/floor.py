@@ -3,7 +3,8 @@ PyTorch, with no framework around it.
 
     python -m benchmarks.floor [--steps N] [--threads N] [--short]
 
-For each family measured so far (DQN on CartPole_DQN's settings), the floor is a minimal
+For each family measured so far (DQN on CartPole_DQN's settings, SAC on Pendulum_SAC's),
+the floor is a minimal
 hand-written update: the same network shape, batch, loss, optimizer (fused Adam), gradient
 clipping (foreach) and target network, sampling its batch by index from tensors already in
 memory. Coach's figure is its learner's whole gradient step on the preset's own agent,
@@ -14,6 +15,7 @@ their ratio (the aim: 1.15 or less). ``--short`` runs 20 steps of each (for test
 from __future__ import annotations
 
 import argparse
+import math
 import tempfile
 import time
 from pathlib import Path
@@ -28,7 +30,7 @@ from coach.presets import load_preset
 
 def coach_step_seconds(preset: str, steps: int, heatup: int, directory: Path) -> tuple[float, int]:
     """Seconds per gradient step of the preset's learner (sampling included), and the number
-    of parameters of its online network."""
+    of parameters of its online networks."""
     graph = load_preset(preset).graph_manager.create_graph(
         RunContext(seed=0, experiment_dir=directory, quiet=True, progress_seconds=1e9)
     )
@@ -37,8 +39,8 @@ def coach_step_seconds(preset: str, steps: int, heatup: int, directory: Path) ->
     memory, learner = agent.memory, agent.learner
     assert memory is not None and learner is not None
     batch_size = agent.params.algorithm.batch_size
-    network = learner.q_network.online  # type: ignore[attr-defined]
-    parameters = sum(p.numel() for p in network.parameters())
+    networks = learner.networks.values()  # type: ignore[attr-defined]
+    parameters = sum(p.numel() for n in networks for p in n.online.parameters())
     learner.learn(memory.sample(batch_size))  # warm: the first step builds what it keeps
     start = time.perf_counter()
     for _ in range(steps):
@@ -92,6 +94,82 @@ def dqn_floor_seconds(steps: int, observations: int = 4, actions: int = 2) -> tu
     return (time.perf_counter() - start) / steps, sum(p.numel() for p in online.parameters())
 
 
+def mlp(inputs: int, outputs: int) -> nn.Sequential:
+    """Two hidden ReLU layers of 256, as Coach's presets' middlewares (identity embedders)."""
+    return nn.Sequential(
+        nn.Linear(inputs, 256), nn.ReLU(), nn.Linear(256, 256), nn.ReLU(), nn.Linear(256, outputs)
+    )
+
+
+def sac_floor_seconds(steps: int, observations: int = 3, actions: int = 1) -> tuple[float, int]:
+    """Seconds per step of a hand-written SAC update on Pendulum_SAC's settings: twin
+    256x256 critics on (state, action), a 256x256 actor with mean and state-dependent log-std
+    heads (clamped to [-20, 2]), tanh-squashed into [-2, 2], batch 256, discount 0.99, fused
+    Adam at 1e-3 for each network and the temperature, soft targets (tau 0.005) updated by
+    one foreach lerp; and its number of parameters."""
+    generator = torch.Generator().manual_seed(0)
+    trunk = mlp(observations, 2 * actions)  # the mean and log-std heads, side by side
+    critics = [mlp(observations + actions, 1) for _ in range(2)]
+    targets = [mlp(observations + actions, 1) for _ in range(2)]
+    for critic, target in zip(critics, targets, strict=True):
+        target.load_state_dict(critic.state_dict())
+    target_tensors = [p for t in targets for p in t.parameters()]
+    online_tensors = [p for c in critics for p in c.parameters()]
+    log_alpha = torch.zeros(1, requires_grad=True)
+    optimizers = [torch.optim.Adam(n.parameters(), lr=1e-3, fused=True) for n in (trunk, *critics)]
+    alpha_optimizer = torch.optim.Adam([log_alpha], lr=1e-3, fused=True)
+    size, batch, scale, target_entropy = 10_000, 256, 2.0, -float(actions)
+    states = torch.randn(size, observations, generator=generator)
+    next_states = torch.randn(size, observations, generator=generator)
+    taken = torch.rand(size, actions, generator=generator) * 4 - 2
+    rewards = -torch.rand(size, generator=generator)
+    terminated = torch.zeros(size, dtype=torch.bool)
+
+    def policy(x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        mean, log_std = trunk(x).chunk(2, dim=1)
+        log_std = log_std.clamp(-20.0, 2.0)
+        u = mean + log_std.exp() * torch.randn(mean.shape, generator=generator)
+        gaussian = -0.5 * (((u - mean) / log_std.exp()) ** 2 + 2 * log_std + math.log(2 * math.pi))
+        log_det = 2 * (math.log(2) - u - nn.functional.softplus(-2 * u)) + math.log(scale)
+        return scale * torch.tanh(u), (gaussian - log_det).sum(-1)
+
+    def train(optimizer: torch.optim.Optimizer, loss: torch.Tensor) -> None:
+        optimizer.zero_grad(set_to_none=True)
+        loss.backward()
+        optimizer.step()
+
+    def step() -> None:
+        rows = torch.randint(0, size, (batch,), generator=generator)
+        s, s2 = states[rows], next_states[rows]
+        alpha = log_alpha.exp().detach()
+        with torch.no_grad():
+            a2, log_prob2 = policy(s2)
+            q2 = torch.minimum(*(t(torch.cat([s2, a2], 1)).squeeze(1) for t in targets))
+            y = rewards[rows] + 0.99 * (q2 - alpha * log_prob2) * (~terminated[rows])
+        pairs = torch.cat([s, taken[rows]], 1)
+        for critic, optimizer in zip(critics, optimizers[1:], strict=True):
+            train(optimizer, nn.functional.mse_loss(critic(pairs).squeeze(1), y))
+        for critic in critics:
+            critic.requires_grad_(False)
+        a, log_prob = policy(s)
+        q = torch.minimum(*(c(torch.cat([s, a], 1)).squeeze(1) for c in critics))
+        train(optimizers[0], (alpha * log_prob - q).mean())
+        for critic in critics:
+            critic.requires_grad_(True)
+        train(alpha_optimizer, -(log_alpha * (log_prob.detach() + target_entropy)).mean())
+        with torch.no_grad():
+            torch._foreach_lerp_(target_tensors, online_tensors, 0.005)
+
+    step()
+    start = time.perf_counter()
+    for _ in range(steps):
+        step()
+    networks = (trunk, *critics)
+    return (time.perf_counter() - start) / steps, sum(
+        p.numel() for n in networks for p in n.parameters()
+    )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--steps", type=int, default=3000, help="gradient steps timed")
@@ -105,6 +183,9 @@ def main() -> None:
         floor, floor_parameters = dqn_floor_seconds(steps)
         coach, coach_parameters = coach_step_seconds("CartPole_DQN", steps, heatup, Path(tmp))
         rows.append(("DQN", "CartPole_DQN", floor, coach, floor_parameters, coach_parameters))
+        floor, floor_parameters = sac_floor_seconds(steps)
+        coach, coach_parameters = coach_step_seconds("Pendulum_SAC", steps, heatup, Path(tmp))
+        rows.append(("SAC", "Pendulum_SAC", floor, coach, floor_parameters, coach_parameters))
     print(f"\ngradient step time against the floor ({steps:,} steps, {args.threads} thread(s))")
     print(
         f"{'family':<8}  {'preset':<14}  {'floor ms':>8}  {'coach ms':>8}  {'ratio':>5}  "

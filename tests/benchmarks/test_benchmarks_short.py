@@ -71,6 +71,7 @@ BENCHMARKS: dict[str, tuple[list[str], list[str]]] = {
         [
             _row("family", "preset", "floor ms", "coach ms", "ratio", "parameters"),
             _row("DQN", "CartPole_DQN", NUMBER, NUMBER, NUMBER, "67,586"),
+            _row("SAC", "Pendulum_SAC", NUMBER, NUMBER, NUMBER, "201,988"),
         ],
     ),
     "prioritized_replay": (
