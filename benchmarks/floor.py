@@ -3,8 +3,8 @@ PyTorch, with no framework around it.
 
     python -m benchmarks.floor [--steps N] [--threads N] [--short]
 
-For each family measured so far (DQN on CartPole_DQN's settings, SAC on Pendulum_SAC's),
-the floor is a minimal
+For each family measured so far (DQN on CartPole_DQN's settings, SAC and TD3 on their
+Pendulum presets'), the floor is a minimal
 hand-written update: the same network shape, batch, loss, optimizer (fused Adam), gradient
 clipping (foreach) and target network, sampling its batch by index from tensors already in
 memory. Coach's figure is its learner's whole gradient step on the preset's own agent,
@@ -94,10 +94,15 @@ def dqn_floor_seconds(steps: int, observations: int = 4, actions: int = 2) -> tu
     return (time.perf_counter() - start) / steps, sum(p.numel() for p in online.parameters())
 
 
-def mlp(inputs: int, outputs: int) -> nn.Sequential:
-    """Two hidden ReLU layers of 256, as Coach's presets' middlewares (identity embedders)."""
+def mlp(inputs: int, outputs: int, hidden: tuple[int, int] = (256, 256)) -> nn.Sequential:
+    """Two hidden ReLU layers, as Coach's presets' middlewares (identity embedders)."""
+    first, second = hidden
     return nn.Sequential(
-        nn.Linear(inputs, 256), nn.ReLU(), nn.Linear(256, 256), nn.ReLU(), nn.Linear(256, outputs)
+        nn.Linear(inputs, first),
+        nn.ReLU(),
+        nn.Linear(first, second),
+        nn.ReLU(),
+        nn.Linear(second, outputs),
     )
 
 
@@ -170,6 +175,66 @@ def sac_floor_seconds(steps: int, observations: int = 3, actions: int = 1) -> tu
     )
 
 
+def td3_floor_seconds(steps: int, observations: int = 3, actions: int = 1) -> tuple[float, int]:
+    """Seconds per step of a hand-written TD3 update on Pendulum_TD3's settings: twin
+    400x300 critics, a 400x300 actor tanh-scaled into [-2, 2], batch 256, discount 0.98,
+    target actions smoothed by clipped noise (0.2, clip 0.5), fused Adam at 1e-3, the actor
+    and every target (tau 0.005, one foreach lerp) every second step; and its number of
+    parameters."""
+    generator = torch.Generator().manual_seed(0)
+    hidden = (400, 300)
+    actor, actor_target = mlp(observations, actions, hidden), mlp(observations, actions, hidden)
+    critics = [mlp(observations + actions, 1, hidden) for _ in range(2)]
+    targets = [mlp(observations + actions, 1, hidden) for _ in range(2)]
+    for online, target in zip((actor, *critics), (actor_target, *targets), strict=True):
+        target.load_state_dict(online.state_dict())
+    target_tensors = [p for t in (actor_target, *targets) for p in t.parameters()]
+    online_tensors = [p for o in (actor, *critics) for p in o.parameters()]
+    optimizers = [torch.optim.Adam(n.parameters(), lr=1e-3, fused=True) for n in (actor, *critics)]
+    size, batch, scale = 10_000, 256, 2.0
+    states = torch.randn(size, observations, generator=generator)
+    next_states = torch.randn(size, observations, generator=generator)
+    taken = torch.rand(size, actions, generator=generator) * 4 - 2
+    rewards = -torch.rand(size, generator=generator)
+    terminated = torch.zeros(size, dtype=torch.bool)
+    count = [0]
+
+    def train(optimizer: torch.optim.Optimizer, loss: torch.Tensor) -> None:
+        optimizer.zero_grad(set_to_none=True)
+        loss.backward()
+        optimizer.step()
+
+    def step() -> None:
+        rows = torch.randint(0, size, (batch,), generator=generator)
+        s, s2 = states[rows], next_states[rows]
+        with torch.no_grad():
+            a2 = scale * torch.tanh(actor_target(s2))
+            noise = (torch.randn(a2.shape, generator=generator) * 0.2).clamp(-0.5, 0.5) * scale
+            a2 = (a2 + noise).clamp(-scale, scale)
+            q2 = torch.minimum(*(t(torch.cat([s2, a2], 1)).squeeze(1) for t in targets))
+            y = rewards[rows] + 0.98 * q2 * (~terminated[rows])
+        pairs = torch.cat([s, taken[rows]], 1)
+        for critic, optimizer in zip(critics, optimizers[1:], strict=True):
+            train(optimizer, nn.functional.mse_loss(critic(pairs).squeeze(1), y))
+        count[0] += 1
+        if count[0] % 2 == 0:
+            critics[0].requires_grad_(False)
+            a = scale * torch.tanh(actor(s))
+            train(optimizers[0], -critics[0](torch.cat([s, a], 1)).mean())
+            critics[0].requires_grad_(True)
+            with torch.no_grad():
+                torch._foreach_lerp_(target_tensors, online_tensors, 0.005)
+
+    step()
+    start = time.perf_counter()
+    for _ in range(steps):
+        step()
+    networks = (actor, *critics)
+    return (time.perf_counter() - start) / steps, sum(
+        p.numel() for n in networks for p in n.parameters()
+    )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--steps", type=int, default=3000, help="gradient steps timed")
@@ -186,6 +251,9 @@ def main() -> None:
         floor, floor_parameters = sac_floor_seconds(steps)
         coach, coach_parameters = coach_step_seconds("Pendulum_SAC", steps, heatup, Path(tmp))
         rows.append(("SAC", "Pendulum_SAC", floor, coach, floor_parameters, coach_parameters))
+        floor, floor_parameters = td3_floor_seconds(steps)
+        coach, coach_parameters = coach_step_seconds("Pendulum_TD3", steps, heatup, Path(tmp))
+        rows.append(("TD3", "Pendulum_TD3", floor, coach, floor_parameters, coach_parameters))
     print(f"\ngradient step time against the floor ({steps:,} steps, {args.threads} thread(s))")
     print(
         f"{'family':<8}  {'preset':<14}  {'floor ms':>8}  {'coach ms':>8}  {'ratio':>5}  "

@@ -72,6 +72,7 @@ BENCHMARKS: dict[str, tuple[list[str], list[str]]] = {
             _row("family", "preset", "floor ms", "coach ms", "ratio", "parameters"),
             _row("DQN", "CartPole_DQN", NUMBER, NUMBER, NUMBER, "67,586"),
             _row("SAC", "Pendulum_SAC", NUMBER, NUMBER, NUMBER, "201,988"),
+            _row("TD3", "Pendulum_TD3", NUMBER, NUMBER, NUMBER, "367,403"),
         ],
     ),
     "prioritized_replay": (
