@@ -34,31 +34,32 @@ EXIT_INTERNAL = 1
 
 @dataclass(slots=True)
 class RunOptions:
-    """The command line, for one run."""
+    """The command line, for one run: each field's default is the command's own, so a
+    group's seed or a tuning trial names only what it sets."""
 
-    preset: str | None
-    level: str | None
-    experiment_name: str | None
-    experiment_path: Path
-    seed: int | None
-    custom_parameters: tuple[str, ...]
-    device: str
-    threads: int
-    quiet: bool
-    checkpoint_save_secs: float | None
-    save_memory: bool
-    checkpoint_restore_dir: Path | None
-    resume: Path | None
-    evaluate: int | None
-    render: bool
-    dump_mp4: bool
-    dump_gifs: bool
-    open_dashboard: bool
-    num_workers: int | None
-    backend: str
-    ray_address: str | None
-    evaluation_worker: bool
-    record_dataset: str | None
+    preset: str | None = None
+    level: str | None = None
+    experiment_name: str | None = None
+    experiment_path: Path = Path("experiments")
+    seed: int | None = None
+    custom_parameters: tuple[str, ...] = ()
+    device: str = "cpu"
+    threads: int = 1
+    quiet: bool = False
+    checkpoint_save_secs: float | None = None
+    save_memory: bool = False
+    checkpoint_restore_dir: Path | None = None
+    resume: Path | None = None
+    evaluate: int | None = None
+    render: bool = False
+    dump_mp4: bool = False
+    dump_gifs: bool = False
+    open_dashboard: bool = False
+    num_workers: int | None = None
+    backend: str = "local"
+    ray_address: str | None = None
+    evaluation_worker: bool = False
+    record_dataset: str | None = None
     seeds: tuple[int, ...] | None = None
     """``--seeds``: run these seeds as a group (`coach.studies.group`)."""
     jobs: int | None = None

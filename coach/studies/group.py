@@ -43,11 +43,6 @@ _SEED_OPTIONS = [
     *("dump_gifs", "num_workers", "evaluation_worker"),
 ]
 """What a group keeps of its command line for each seed (the rest is the group's own)."""
-_GROUP_OWN = {
-    **dict(seed=None, resume=None, evaluate=None, render=False, open_dashboard=False),
-    **dict(backend="local", ray_address=None, record_dataset=None, quiet=True),
-}
-"""A seed's options that the group takes for itself: the seed's run has none of them."""
 
 
 def is_group(path: Path) -> bool:
@@ -175,7 +170,7 @@ class Group:
         from coach.checkpoints import LATEST
         from coach.studies.seed_runs import SeedTask
 
-        options = dict(self.document["options"], **_GROUP_OWN)
+        options = dict(self.document["options"])  # the rest as a run's defaults
         options["custom_parameters"] = tuple(options["custom_parameters"])
         options["experiment_path"] = self.path
         if options["checkpoint_restore_dir"] is not None:

@@ -171,28 +171,11 @@ def _options(job: TrialJob, seed: int, directory: Path) -> Any:
 
     return RunOptions(
         preset=job.preset,
-        level=None,
-        experiment_name=None,
         experiment_path=directory.parent,
         seed=seed,
         custom_parameters=job.overrides,
         device=job.device,
-        threads=1,
         quiet=True,
-        checkpoint_save_secs=None,
-        save_memory=False,
-        checkpoint_restore_dir=None,
-        resume=None,
-        evaluate=None,
-        render=False,
-        dump_mp4=False,
-        dump_gifs=False,
-        open_dashboard=False,
-        num_workers=None,
-        backend="local",
-        ray_address=None,
-        evaluation_worker=False,
-        record_dataset=None,
         run_dir=directory,
     )
 
