@@ -18,6 +18,7 @@ import argparse
 import math
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import torch
@@ -48,6 +49,39 @@ def coach_step_seconds(preset: str, steps: int, heatup: int, directory: Path) ->
     seconds = (time.perf_counter() - start) / steps
     graph.close()
     return seconds, parameters
+
+
+def _timed(step: Callable[[], None], steps: int) -> float:
+    """Seconds per call of ``step`` over ``steps`` calls, after one to warm up."""
+    step()
+    start = time.perf_counter()
+    for _ in range(steps):
+        step()
+    return (time.perf_counter() - start) / steps
+
+
+def _parameters(*networks: nn.Module) -> int:
+    return sum(p.numel() for n in networks for p in n.parameters())
+
+
+def _train(optimizer: torch.optim.Optimizer, loss: torch.Tensor) -> None:
+    optimizer.zero_grad(set_to_none=True)
+    loss.backward()
+    optimizer.step()
+
+
+def _pendulum_replay(
+    generator: torch.Generator, observations: int, actions: int, size: int = 10_000
+) -> tuple[torch.Tensor, ...]:
+    """Stored Pendulum-like transitions: states, next states, actions in [-2, 2], rewards,
+    terminations (none: Pendulum only truncates)."""
+    return (
+        torch.randn(size, observations, generator=generator),
+        torch.randn(size, observations, generator=generator),
+        torch.rand(size, actions, generator=generator) * 4 - 2,
+        -torch.rand(size, generator=generator),
+        torch.zeros(size, dtype=torch.bool),
+    )
 
 
 def dqn_floor_seconds(steps: int, observations: int = 4, actions: int = 2) -> tuple[float, int]:
@@ -87,11 +121,7 @@ def dqn_floor_seconds(steps: int, observations: int = 4, actions: int = 2) -> tu
         nn.utils.clip_grad_norm_(online.parameters(), 10.0, foreach=True)
         optimizer.step()
 
-    step()
-    start = time.perf_counter()
-    for _ in range(steps):
-        step()
-    return (time.perf_counter() - start) / steps, sum(p.numel() for p in online.parameters())
+    return _timed(step, steps), _parameters(online)
 
 
 def mlp(inputs: int, outputs: int, hidden: tuple[int, int] = (256, 256)) -> nn.Sequential:
@@ -124,11 +154,9 @@ def sac_floor_seconds(steps: int, observations: int = 3, actions: int = 1) -> tu
     optimizers = [torch.optim.Adam(n.parameters(), lr=1e-3, fused=True) for n in (trunk, *critics)]
     alpha_optimizer = torch.optim.Adam([log_alpha], lr=1e-3, fused=True)
     size, batch, scale, target_entropy = 10_000, 256, 2.0, -float(actions)
-    states = torch.randn(size, observations, generator=generator)
-    next_states = torch.randn(size, observations, generator=generator)
-    taken = torch.rand(size, actions, generator=generator) * 4 - 2
-    rewards = -torch.rand(size, generator=generator)
-    terminated = torch.zeros(size, dtype=torch.bool)
+    states, next_states, taken, rewards, terminated = _pendulum_replay(
+        generator, observations, actions, size
+    )
 
     def policy(x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         mean, log_std = trunk(x).chunk(2, dim=1)
@@ -137,11 +165,6 @@ def sac_floor_seconds(steps: int, observations: int = 3, actions: int = 1) -> tu
         gaussian = -0.5 * (((u - mean) / log_std.exp()) ** 2 + 2 * log_std + math.log(2 * math.pi))
         log_det = 2 * (math.log(2) - u - nn.functional.softplus(-2 * u)) + math.log(scale)
         return scale * torch.tanh(u), (gaussian - log_det).sum(-1)
-
-    def train(optimizer: torch.optim.Optimizer, loss: torch.Tensor) -> None:
-        optimizer.zero_grad(set_to_none=True)
-        loss.backward()
-        optimizer.step()
 
     def step() -> None:
         rows = torch.randint(0, size, (batch,), generator=generator)
@@ -153,26 +176,19 @@ def sac_floor_seconds(steps: int, observations: int = 3, actions: int = 1) -> tu
             y = rewards[rows] + 0.99 * (q2 - alpha * log_prob2) * (~terminated[rows])
         pairs = torch.cat([s, taken[rows]], 1)
         for critic, optimizer in zip(critics, optimizers[1:], strict=True):
-            train(optimizer, nn.functional.mse_loss(critic(pairs).squeeze(1), y))
+            _train(optimizer, nn.functional.mse_loss(critic(pairs).squeeze(1), y))
         for critic in critics:
             critic.requires_grad_(False)
         a, log_prob = policy(s)
         q = torch.minimum(*(c(torch.cat([s, a], 1)).squeeze(1) for c in critics))
-        train(optimizers[0], (alpha * log_prob - q).mean())
+        _train(optimizers[0], (alpha * log_prob - q).mean())
         for critic in critics:
             critic.requires_grad_(True)
-        train(alpha_optimizer, -(log_alpha * (log_prob.detach() + target_entropy)).mean())
+        _train(alpha_optimizer, -(log_alpha * (log_prob.detach() + target_entropy)).mean())
         with torch.no_grad():
             torch._foreach_lerp_(target_tensors, online_tensors, 0.005)
 
-    step()
-    start = time.perf_counter()
-    for _ in range(steps):
-        step()
-    networks = (trunk, *critics)
-    return (time.perf_counter() - start) / steps, sum(
-        p.numel() for n in networks for p in n.parameters()
-    )
+    return _timed(step, steps), _parameters(trunk, *critics)
 
 
 def td3_floor_seconds(steps: int, observations: int = 3, actions: int = 1) -> tuple[float, int]:
@@ -192,17 +208,10 @@ def td3_floor_seconds(steps: int, observations: int = 3, actions: int = 1) -> tu
     online_tensors = [p for o in (actor, *critics) for p in o.parameters()]
     optimizers = [torch.optim.Adam(n.parameters(), lr=1e-3, fused=True) for n in (actor, *critics)]
     size, batch, scale = 10_000, 256, 2.0
-    states = torch.randn(size, observations, generator=generator)
-    next_states = torch.randn(size, observations, generator=generator)
-    taken = torch.rand(size, actions, generator=generator) * 4 - 2
-    rewards = -torch.rand(size, generator=generator)
-    terminated = torch.zeros(size, dtype=torch.bool)
+    states, next_states, taken, rewards, terminated = _pendulum_replay(
+        generator, observations, actions, size
+    )
     count = [0]
-
-    def train(optimizer: torch.optim.Optimizer, loss: torch.Tensor) -> None:
-        optimizer.zero_grad(set_to_none=True)
-        loss.backward()
-        optimizer.step()
 
     def step() -> None:
         rows = torch.randint(0, size, (batch,), generator=generator)
@@ -215,24 +224,25 @@ def td3_floor_seconds(steps: int, observations: int = 3, actions: int = 1) -> tu
             y = rewards[rows] + 0.98 * q2 * (~terminated[rows])
         pairs = torch.cat([s, taken[rows]], 1)
         for critic, optimizer in zip(critics, optimizers[1:], strict=True):
-            train(optimizer, nn.functional.mse_loss(critic(pairs).squeeze(1), y))
+            _train(optimizer, nn.functional.mse_loss(critic(pairs).squeeze(1), y))
         count[0] += 1
         if count[0] % 2 == 0:
             critics[0].requires_grad_(False)
             a = scale * torch.tanh(actor(s))
-            train(optimizers[0], -critics[0](torch.cat([s, a], 1)).mean())
+            _train(optimizers[0], -critics[0](torch.cat([s, a], 1)).mean())
             critics[0].requires_grad_(True)
             with torch.no_grad():
                 torch._foreach_lerp_(target_tensors, online_tensors, 0.005)
 
-    step()
-    start = time.perf_counter()
-    for _ in range(steps):
-        step()
-    networks = (actor, *critics)
-    return (time.perf_counter() - start) / steps, sum(
-        p.numel() for n in networks for p in n.parameters()
-    )
+    return _timed(step, steps), _parameters(actor, *critics)
+
+
+FAMILIES: list[tuple[str, str, Callable[[int], tuple[float, int]]]] = [
+    ("DQN", "CartPole_DQN", dqn_floor_seconds),
+    ("SAC", "Pendulum_SAC", sac_floor_seconds),
+    ("TD3", "Pendulum_TD3", td3_floor_seconds),
+]
+"""Each family's name, the preset whose learner is timed, and its floor."""
 
 
 def main() -> None:
@@ -245,15 +255,10 @@ def main() -> None:
     torch.set_num_threads(args.threads)
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
-        floor, floor_parameters = dqn_floor_seconds(steps)
-        coach, coach_parameters = coach_step_seconds("CartPole_DQN", steps, heatup, Path(tmp))
-        rows.append(("DQN", "CartPole_DQN", floor, coach, floor_parameters, coach_parameters))
-        floor, floor_parameters = sac_floor_seconds(steps)
-        coach, coach_parameters = coach_step_seconds("Pendulum_SAC", steps, heatup, Path(tmp))
-        rows.append(("SAC", "Pendulum_SAC", floor, coach, floor_parameters, coach_parameters))
-        floor, floor_parameters = td3_floor_seconds(steps)
-        coach, coach_parameters = coach_step_seconds("Pendulum_TD3", steps, heatup, Path(tmp))
-        rows.append(("TD3", "Pendulum_TD3", floor, coach, floor_parameters, coach_parameters))
+        for family, preset, floor_of in FAMILIES:
+            floor, floor_parameters = floor_of(steps)
+            coach, coach_parameters = coach_step_seconds(preset, steps, heatup, Path(tmp))
+            rows.append((family, preset, floor, coach, floor_parameters, coach_parameters))
     print(f"\ngradient step time against the floor ({steps:,} steps, {args.threads} thread(s))")
     print(
         f"{'family':<8}  {'preset':<14}  {'floor ms':>8}  {'coach ms':>8}  {'ratio':>5}  "
