@@ -328,7 +328,16 @@ class LevelManager(Level):
         return response
 
     def _step_once(self, agent: Agent) -> EnvResponse:
-        response = self._environment_step(agent)
+        """`_environment_step`, written out (the per-step path), then the agent observes and
+        trains."""
+        info = agent.act()
+        if self._below is not None:
+            testing = self.testing_subgoal or bool(info.extras.get("subgoal_test", False))
+            self._below.testing_subgoal = testing
+        response = self.environment.step(info.env_action)
+        if self.observers:
+            for observer in self.observers:
+                observer.on_step(info, response, self.phase)
         agent.observe(response)
         agent.train()
         return response

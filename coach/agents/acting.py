@@ -87,6 +87,8 @@ class Policy(ABC):
         recorded (`coach.batch.recording`)."""
         self.hidden = HiddenStates(networks or {}, num_envs)
         """The hidden states of the recurrent networks, per copy (empty: feed-forward)."""
+        self.recurrent = bool(self.hidden)
+        """There are hidden states: what every step asks, as a plain attribute."""
         self._random_block: np.ndarray = np.empty(0)
         self._random_cursor = 0
 
@@ -99,7 +101,8 @@ class Policy(ABC):
 
         ``state`` holds every copy's state, or with ``rows`` those of the copies ``rows``:
         their hidden states step, the others' wait."""
-        if self.hidden:
+        recurrent = self.recurrent
+        if recurrent:
             self.hidden.select(rows)
         if self.exploration is not None:
             self.exploration.rows = rows
@@ -108,11 +111,11 @@ class Policy(ABC):
             if self.action_mask and self.log_behaviour:  # uniform among the legal actions
                 legal = legal_actions(state[ACTION_MASK])
                 info.extras["action_probabilities"] = legal_probabilities(legal)
-            if self.hidden:
+            if recurrent:
                 self.hidden.run_all(self.tensors(state))
         else:
             info = self.decide(state, phase)
-        if self.hidden:
+        if recurrent:
             info.memory_extras.update(self.hidden.advance())
         return info
 

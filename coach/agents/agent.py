@@ -250,7 +250,7 @@ class Agent:
             done = response.done
             self.input_filter.end_episodes(done)
             self.handle_episode_ended(done, response)
-        if self.policy.hidden and any_set(response.episode_started):
+        if self.policy.recurrent and any_set(response.episode_started):
             self.policy.episodes_started(response.episode_started)
         self.state = self.input_filter.state_after(response, next_state, self.fresh_observations)
 

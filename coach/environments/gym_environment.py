@@ -71,6 +71,11 @@ class GymEnvironment(Environment):
         (read-only: nobody writes a response's arrays)."""
         self.total_steps = 0
         self.total_episodes = 0
+        if num_envs == 1 and not self._dict_observations:
+            # One copy, one observation array: the same responses with less work a step.
+            key, shape, dtype = self._buffer_specs[0]
+            self._single = (self.envs[0], key, dtype, len(shape))
+            self.step = self._step_single  # type: ignore[method-assign]
 
     @property
     def dict_observations(self) -> bool:
@@ -150,6 +155,39 @@ class GymEnvironment(Environment):
                 lengths[i] = 0
             response.next_observation = next_observation
             self.total_episodes += len(final)
+        return response
+
+    def _step_single(self, action: Any) -> EnvResponse:
+        """`step` for one copy with a non-dict observation: one environment call and the
+        response's arrays made directly, without the loop and lists of several copies."""
+        env, key, dtype, ndim = self._single
+        obs, r, term, trunc, info = env.step(action[0])
+        returns, lengths = self._returns, self._lengths
+        returns[0] += float(r)
+        lengths[0] += 1
+        self.total_steps += 1
+        # A new array each step (`fresh_observations`), (1, ...) in the space's dtype.
+        observation = {key: np.array(obs, dtype=dtype, ndmin=ndim)}
+        response = EnvResponse(
+            observation,
+            np.array((r,), dtype=np.float32),  # reward
+            self._no_flags,  # terminated
+            self._no_flags,  # truncated
+            observation,  # next_observation
+            np.array(returns),  # episode_return
+            np.array(lengths, dtype=np.int64),  # episode_length
+            [info],
+            self._no_flags,  # episode_started
+        )
+        if term or trunc:
+            first, _ = env.reset()
+            response.observation = {key: np.array(first, dtype=dtype, ndmin=ndim)}
+            response.terminated = np.array((term,), dtype=bool)
+            response.truncated = np.array((trunc,), dtype=bool)
+            response.episode_started = np.ones(1, dtype=bool)
+            returns[0] = 0.0
+            lengths[0] = 0
+            self.total_episodes += 1
         return response
 
     def state_dict(self) -> dict[str, Any] | None:

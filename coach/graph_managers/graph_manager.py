@@ -210,17 +210,15 @@ class GraphManager(ABC):
         report.restart()
         step = self.top_level.step
         checkpoints = self._checkpoints
+        # Checkpoints are not taken inside an evaluation (the phase is set for the whole run).
+        checkpoints = checkpoints if self._phase is not EVALUATE else None
         while count() < end:
             response = step()
             if on_response is not None and on_response(response):
                 break
             if self.stop_requested is not None:
                 raise RunInterrupted(self.stop_requested)
-            if (
-                checkpoints is not None
-                and self._phase is not EVALUATE
-                and checkpoints.due(self.env_steps)
-            ):
+            if checkpoints is not None and checkpoints.due(self.env_steps):
                 self.save_checkpoint()
             report.step()
 

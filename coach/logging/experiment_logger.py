@@ -73,13 +73,13 @@ class ExperimentLogger:
         self._writers: dict[str, EventWriter] = {}
         if resume is None:
             self._csv_file = open(directory / "progress.csv", "w", newline="")  # noqa: SIM115
-            self._csv = csv.DictWriter(self._csv_file, CSV_COLUMNS)
-            self._csv.writeheader()
+            self._csv = csv.writer(self._csv_file)
+            self._csv.writerow(CSV_COLUMNS)
         else:
             with open(directory / "progress.csv", "r+b") as f:
                 f.truncate(resume["csv_offset"])
             self._csv_file = open(directory / "progress.csv", "a", newline="")  # noqa: SIM115
-            self._csv = csv.DictWriter(self._csv_file, CSV_COLUMNS)
+            self._csv = csv.writer(self._csv_file)
             self._resume_event_files(resume["runs"])
         self.console = logging.getLogger(f"coach.run.{id(self)}")
         self.console.setLevel(logging.INFO)
@@ -158,9 +158,10 @@ class ExperimentLogger:
         self.console.info(message)
 
     def _row(self, **values: Any) -> None:
-        row = {"wall_time": f"{time.perf_counter() - self.start:.3f}"}
-        row.update({k: v for k, v in values.items()})
-        self._csv.writerow(row)
+        # The columns in order, blank where a row has no value (a row per training episode:
+        # a plain writer, without a DictWriter's check of every row's keys).
+        values["wall_time"] = f"{time.perf_counter() - self.start:.3f}"
+        self._csv.writerow([values.get(column, "") for column in CSV_COLUMNS])
 
     def episode(
         self,
