@@ -94,9 +94,9 @@ class ValueHead(nn.Module):
         self.value = linear(in_features, outputs, noisy) if dueling else None
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        out: torch.Tensor = self.advantage(x).view(-1, self.actions, self.outputs)
+        out: torch.Tensor = self.advantage.forward(x).view(-1, self.actions, self.outputs)
         if self.value is not None:
-            value = self.value(x).view(-1, 1, self.outputs)
+            value = self.value.forward(x).view(-1, 1, self.outputs)
             out = value + out - out.mean(dim=1, keepdim=True)
         return out.squeeze(-1) if self.outputs == 1 else out
 
@@ -183,7 +183,7 @@ class BootstrappedHeads(nn.Module):
         )
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return torch.stack([head(x) for head in self.heads], dim=1)
+        return torch.stack([head.forward(x) for head in self.heads], dim=1)
 
 
 @dataclass(slots=True, kw_only=True)
@@ -210,7 +210,7 @@ class ScalarHead(nn.Module):
         self.linear = nn.Linear(in_features, 1)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        out: torch.Tensor = self.linear(x)
+        out: torch.Tensor = self.linear.forward(x)
         return out.squeeze(-1)
 
 
@@ -247,9 +247,9 @@ class GaussianHead(nn.Module):
         self.log_std = None if state_dependent else nn.Parameter(torch.full((dims,), log_std))
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        mean = self.mean(x)
+        mean = self.mean.forward(x)
         if self.state_log_std is not None:
-            log_std = self.state_log_std(x).clamp(-20.0, 2.0)
+            log_std = self.state_log_std.forward(x).clamp(-20.0, 2.0)
         else:
             assert self.log_std is not None
             log_std = self.log_std.expand_as(mean)
@@ -296,7 +296,7 @@ class DeterministicPolicyHead(nn.Module):
         self.register_buffer("scale", (high - low) / 2)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return self.centre + self.scale * torch.tanh(self.linear(x))
+        return self.centre + self.scale * torch.tanh(self.linear.forward(x))
 
 
 @dataclass(slots=True, kw_only=True)

@@ -39,6 +39,19 @@ ACTIVATIONS: dict[str, type[nn.Module]] = {
 }
 
 
+class Layers(nn.Sequential):
+    """An `nn.Sequential` that calls its layers' ``forward`` directly: the same weights, the
+    same names in the state dict, the same outputs, without ``nn.Module.__call__``'s hook
+    machinery around every layer (about a microsecond each, which is most of the cost of a
+    small network acting on one observation). Hooks registered on the layers themselves do
+    not run; hooks on the `Layers` do, when it is called."""
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        for layer in self:
+            x = layer.forward(x)
+        return x
+
+
 def mlp(in_features: int, scheme: list[int], activation: str) -> tuple[nn.Module, int]:
     """Linear layers of the given sizes, each followed by the activation."""
     if activation not in ACTIVATIONS:
@@ -47,7 +60,7 @@ def mlp(in_features: int, scheme: list[int], activation: str) -> tuple[nn.Module
     for size in scheme:
         layers += [nn.Linear(in_features, size), ACTIVATIONS[activation]()]
         in_features = size
-    return nn.Sequential(*layers), in_features
+    return Layers(*layers), in_features
 
 
 class Embedder(nn.Module):
@@ -79,11 +92,13 @@ class Embedder(nn.Module):
                 ]
                 channels = out_channels
             # Channels-last convolutions run about 30% faster on CPU (oneDNN's native layout).
-            self.conv = nn.Sequential(*layers)
+            self.conv = Layers(*layers)
             self.conv.to(memory_format=torch.channels_last)  # type: ignore[call-overload]
             with torch.no_grad():
                 features = int(np.prod(self.conv(torch.zeros(1, *shape)).shape[1:]))
         self.layers, self.out_features = mlp(features, params.scheme, params.activation)
+        self.identity_layers = not params.scheme
+        """No layers after the flattening (the observation itself is the embedding)."""
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         x = x.float()
@@ -91,9 +106,9 @@ class Embedder(nn.Module):
             x = x * self.scale
         if self.conv is not None:
             x = x.unsqueeze(1) if self.add_channel else x
-            x = self.conv(x.contiguous(memory_format=torch.channels_last))
-        out: torch.Tensor = self.layers(x.flatten(1))
-        return out
+            x = self.conv.forward(x.contiguous(memory_format=torch.channels_last))
+        x = x.flatten(1)
+        return x if self.identity_layers else self.layers.forward(x)
 
 
 class Model(nn.Module):
@@ -145,12 +160,15 @@ class Model(nn.Module):
         return torch.zeros(batch, *self.recurrence.state_shape, device=device)
 
     def _embed(self, inputs: dict[str, torch.Tensor]) -> torch.Tensor:
-        embedded = [self.embedders[key](inputs[key]) for key in self.input_keys]
+        # Submodules' ``forward`` called directly, as in `Layers`.
+        embedded = [self.embedders[key].forward(inputs[key]) for key in self.input_keys]
         return embedded[0] if len(embedded) == 1 else torch.cat(embedded, dim=1)
 
     def _heads(self, x: torch.Tensor) -> dict[str, torch.Tensor]:
-        x = self.middleware(x)
-        return {name: head(x) for name, head in zip(self.head_names, self.heads, strict=True)}
+        x = self.middleware.forward(x)
+        return {
+            name: head.forward(x) for name, head in zip(self.head_names, self.heads, strict=True)
+        }
 
     def forward(self, inputs: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
         if self.recurrence is not None:
