@@ -28,7 +28,7 @@ from gymnasium import spaces
 
 from coach.agents.acting import Policy
 from coach.agents.hidden_state import recurrent_extras
-from coach.agents.learning import Clock, Learner
+from coach.agents.learning import Clock, Learner, round_mean
 from coach.agents.log import AgentLog, NullLog, log_ended_episodes
 from coach.agents.networks import build_networks
 from coach.agents.parameters import AgentParameters
@@ -334,15 +334,15 @@ class Agent:
         """``steps`` gradient steps on batches sampled from the memory, then the round's
         bookkeeping (`Learner.end_round`); returns the mean of each named loss."""
         assert self.memory is not None and self.learner is not None
-        totals: dict[str, float] = {}
+        batch_size = self.params.algorithm.batch_size
+        losses: dict[str, list[float | torch.Tensor]] = {}
         for _ in range(steps):
-            losses = self.learner.learn(self.memory.sample(self.params.algorithm.batch_size))
-            for name, value in losses.items():
-                totals[name] = totals.get(name, 0.0) + value
+            for name, value in self.learner.learn(self.memory.sample(batch_size)).items():
+                losses.setdefault(name, []).append(value)
         self.training_rounds += 1
         self.training_steps += steps
         self.learner.end_round(self.clock())
-        return {name: total / steps for name, total in totals.items()}
+        return {name: round_mean(values) for name, values in losses.items()}
 
     # -- checkpoints ------------------------------------------------------------------------
 

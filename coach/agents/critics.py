@@ -185,7 +185,7 @@ class ActorCriticLearner(Learner):
         """The value of the next states the critics' targets bootstrap from, (B,)."""
         raise NotImplementedError(f"{type(self).__name__} does not bootstrap")
 
-    def regress_critics(self, b: Batch) -> dict[str, float]:
+    def regress_critics(self, b: Batch) -> dict[str, float | torch.Tensor]:
         """One gradient step of every critic on the squared error to the one-step TD target
         ``r + discount * bootstrap_values(s')``; each one's loss (``<name>_loss``) and the
         last one's mean Q(s, a) (``q_mean``)."""
@@ -193,24 +193,24 @@ class ActorCriticLearner(Learner):
             next_values = self.bootstrap_values(b.next_states)
             target = td_targets(b.rewards, self.algorithm.discount, b.terminated, next_values)
         inputs = with_action(b.states, b.actions.float())
-        losses = {}
+        losses: dict[str, float | torch.Tensor] = {}
         for name, critic in zip(self.critic_names, self.critics, strict=True):
             q = critic(inputs)["q"]
             loss = F.mse_loss(q, target)
             critic.train_step(loss)
-            losses[f"{name}_loss"] = loss.item()
+            losses[f"{name}_loss"] = loss.detach()
         self.critic_updates += 1
-        losses["q_mean"] = q.detach().mean().item()
+        losses["q_mean"] = q.detach().mean()
         return losses
 
-    def climb_first_critic(self, states: dict[str, torch.Tensor]) -> float:
+    def climb_first_critic(self, states: dict[str, torch.Tensor]) -> torch.Tensor:
         """One gradient step of a deterministic actor up the first critic, maximizing
         ``Q(s, mu(s))``; the critics take no gradient. Returns the actor's loss."""
         with frozen(self.critics):
             actions = self.actor(states)["policy"]
             loss = -self.critics[0](with_action(states, actions))["q"].mean()
             self.actor.train_step(loss)
-        return loss.item()
+        return loss.detach()
 
     def state_dict(self) -> dict[str, Any]:
         return {"critic_updates": self.critic_updates}

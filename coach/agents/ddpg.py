@@ -134,7 +134,7 @@ class DDPGLearner(ActorCriticLearner):
         inputs = with_action(next_states, self.actor.target_predict(next_states)["policy"])
         return self.critics[0].target_predict(inputs)["q"]
 
-    def learn(self, batch: Batch) -> dict[str, float]:
+    def learn(self, batch: Batch) -> dict[str, float | torch.Tensor]:
         b = on_device(batch, self.device)
         losses = self.regress_critics(b)  # the critic on the one-step TD target
         losses["actor_loss"] = self.climb_first_critic(b.states)  # maximize Q(s, mu(s))

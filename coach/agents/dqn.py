@@ -71,7 +71,7 @@ class DQNAgent(QAgent):
 class DQNLearner(QLearner):
     """DQN's update: Q(s, a) regressed on the (double, n-step) TD target."""
 
-    def learn(self, batch: Batch) -> dict[str, float]:
+    def learn(self, batch: Batch) -> dict[str, float | torch.Tensor]:
         algorithm = self.algorithm
         b = self.sampled(batch)
         actions = (b.actions - self.action_offset).long()
@@ -86,9 +86,9 @@ class DQNLearner(QLearner):
         loss = replay_mean(rows, td_errors, b, self.priorities)
         self.q_network.train_step(loss)
         return {
-            "q_loss": loss.item(),
-            "q_mean": q.detach().mean().item(),
-            "td_error": td_errors.mean().item(),
+            "q_loss": loss.detach(),
+            "q_mean": q.detach().mean(),
+            "td_error": td_errors.mean(),
         }
 
 

@@ -9,6 +9,7 @@ an agent that only acts (a rollout worker's) has none.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -62,8 +63,10 @@ class Learner:
         self.torch_generator = torch_generator
         self.log = log
 
-    def learn(self, batch: Batch) -> dict[str, float]:
-        """One gradient step on a sampled batch; returns named losses for logging."""
+    def learn(self, batch: Batch) -> Mapping[str, float | torch.Tensor]:
+        """One gradient step on a sampled batch; returns named losses for logging, as floats
+        or as one-element tensors (detached): those are read back to the host once per
+        training round, not once per step (`Agent.training_round`)."""
         raise NotImplementedError(f"{type(self).__name__} does not learn from batches")
 
     def end_round(self, clock: Clock) -> None:
@@ -83,8 +86,21 @@ class Learner:
 
 
 def on_device(batch: Batch, device: torch.device) -> Batch:
-    """A sampled batch as tensors on ``device``."""
-    return batch.map(lambda a: torch.as_tensor(a, device=device))
+    """A sampled batch as tensors on ``device``: on the CPU the arrays themselves (no copy);
+    on CUDA each one staged in pinned host memory and copied without blocking, so that the
+    copies overlap the work already queued on the device."""
+    if device.type != "cuda":
+        return batch.map(lambda a: torch.as_tensor(a, device=device))
+    return batch.map(lambda a: torch.as_tensor(a).pin_memory().to(device, non_blocking=True))
+
+
+def round_mean(values: list[float | torch.Tensor]) -> float:
+    """The mean of a loss over a training round's steps, in step order: the values that are
+    tensors are read back to the host together, once (one wait for the device, not one per
+    step), and summed as floats in order, as if each had been read in its step."""
+    tensors = [v for v in values if isinstance(v, torch.Tensor)]
+    host = iter(torch.stack(tensors).tolist() if tensors else [])
+    return sum(next(host) if isinstance(v, torch.Tensor) else v for v in values) / len(values)
 
 
 def td_targets(

@@ -195,9 +195,9 @@ class SACLearner(ActorCriticLearner):
         actions, u = distribution.sample(self.torch_generator)
         inputs = with_action(next_states, actions)
         q = torch.minimum(*(critic.target_predict(inputs)["q"] for critic in self.critics))
-        return q - self.alpha * distribution.log_prob(u)
+        return q - self.log_alpha.detach().exp() * distribution.log_prob(u)
 
-    def learn(self, batch: Batch) -> dict[str, float]:
+    def learn(self, batch: Batch) -> dict[str, float | torch.Tensor]:
         algorithm = self.algorithm
         b = on_device(batch, self.device)
         losses = self.regress_critics(b)  # both on the soft target
@@ -209,10 +209,10 @@ class SACLearner(ActorCriticLearner):
             log_prob = distribution.log_prob(u)
             state_actions = with_action(b.states, actions)
             q_new = torch.minimum(*(critic(state_actions)["q"] for critic in self.critics))
-            actor_loss = (self.alpha * log_prob - q_new).mean()
+            actor_loss = (self.log_alpha.detach().exp() * log_prob - q_new).mean()
             self.actor.train_step(actor_loss)
-        losses["actor_loss"] = actor_loss.item()
-        losses["entropy"] = -log_prob.detach().mean().item()
+        losses["actor_loss"] = actor_loss.detach()
+        losses["entropy"] = -log_prob.detach().mean()
         if algorithm.learn_temperature:
             # d/d(log alpha) of -log alpha * (log pi + target): alpha rises while the entropy
             # is below its target.
@@ -220,8 +220,8 @@ class SACLearner(ActorCriticLearner):
             self.alpha_optimizer.zero_grad(set_to_none=True)
             temperature_loss.backward()
             self.alpha_optimizer.step()
-            losses["temperature_loss"] = temperature_loss.item()
-        losses["alpha"] = self.alpha
+            losses["temperature_loss"] = temperature_loss.detach()
+        losses["alpha"] = self.log_alpha.detach().exp()
         soft_update(self.critics, algorithm.tau)  # the actor has no target
         return losses
 

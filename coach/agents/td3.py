@@ -109,7 +109,7 @@ class TD3Learner(ActorCriticLearner):
         first, second = (critic.target_predict(inputs)["q"] for critic in self.critics)
         return torch.minimum(first, second)
 
-    def learn(self, batch: Batch) -> dict[str, float]:
+    def learn(self, batch: Batch) -> dict[str, float | torch.Tensor]:
         algorithm = self.algorithm
         b = on_device(batch, self.device)
         losses = self.regress_critics(b)  # both on the clipped double-Q target

@@ -44,6 +44,8 @@ class NetworkWrapper:
         self.online = Model(params, observation_space, action_space)
         initialize(self.online, generator)
         self.online.to(device)
+        self._parameters = list(self.online.parameters())
+        """The online weights, listed once (clipping takes a list, not a generator)."""
         self.target: Model | None = None
         self._online_tensors: list[torch.Tensor] = []
         self._target_tensors: list[torch.Tensor] = []
@@ -104,19 +106,26 @@ class NetworkWrapper:
             outputs: dict[str, torch.Tensor] = (self.target or self.online)(inputs)
         return outputs
 
-    def train_step(self, loss: torch.Tensor) -> float:
-        """One gradient step on ``loss``; returns the gradient norm before clipping."""
+    def train_step(self, loss: torch.Tensor) -> torch.Tensor | None:
+        """One gradient step on ``loss``; the gradient norm before clipping, for a network
+        that clips (``gradient_clip_norm``), else ``None``."""
         return train_steps([(self, loss)])[0]
 
-    def _clip_and_step(self) -> float:
-        """Clip the gradients and take the optimizer's step; the norm before clipping."""
+    def _clip_and_step(self) -> torch.Tensor | None:
+        """Clip the gradients (when the parameters ask for it) and take the optimizer's step;
+        the norm before clipping, when clipped.
+
+        The norm is computed only to clip, by one foreach call over every gradient, and stays
+        a tensor on the network's device: read back every step, it would make the host wait
+        for the device's whole step on a GPU.
+        """
         assert self.optimizer is not None, "an acting-only network does not learn"
         max_norm = self.params.gradient_clip_norm
-        norm = torch.nn.utils.clip_grad_norm_(
-            self.online.parameters(), max_norm if max_norm is not None else float("inf")
-        )
+        norm = None
+        if max_norm is not None:
+            norm = torch.nn.utils.clip_grad_norm_(self._parameters, max_norm, foreach=True)
         self.optimizer.step()
-        return float(norm)
+        return norm
 
     def update_target(self, tau: float = 1.0) -> None:
         """Move the target towards the online weights: ``target = tau*online + (1-tau)*target``."""
@@ -146,9 +155,9 @@ class NetworkWrapper:
             self.target.load_state_dict(state["target"])
 
 
-def train_steps(steps: list[tuple[NetworkWrapper, torch.Tensor]]) -> list[float]:
+def train_steps(steps: list[tuple[NetworkWrapper, torch.Tensor]]) -> list[torch.Tensor | None]:
     """One gradient step of each network on its own loss, all in one backward pass; each
-    network's gradient norm before clipping.
+    network's gradient norm before clipping (``None`` for a network that does not clip).
 
     The networks share no weights, so each gets the gradients a step of its own would give
     it; one pass instead of several saves the autograd engine's fixed cost (an actor and a
