@@ -44,9 +44,14 @@ class NetworkWrapper:
         self.online = Model(params, observation_space, action_space)
         initialize(self.online, generator)
         self.online.to(device)
+        self._forward: Any = self.online
+        """What a call runs: the online network, or its compiled version."""
+        if params.compile is not None:
+            self._forward = torch.compile(self.online, mode=params.compile)
         self._parameters = list(self.online.parameters())
         """The online weights, listed once (clipping takes a list, not a generator)."""
         self.target: Model | None = None
+        self._target_forward: Any = self._forward  # the target's call, once there is one
         self._online_tensors: list[torch.Tensor] = []
         self._target_tensors: list[torch.Tensor] = []
         self.optimizer: torch.optim.Optimizer | None = None
@@ -55,6 +60,11 @@ class NetworkWrapper:
         if params.create_target_network:
             self.target = copy.deepcopy(self.online)
             self.target.requires_grad_(False)
+            self._target_forward = (
+                self.target
+                if params.compile is None
+                else torch.compile(self.target, mode=params.compile)
+            )
             self._online_tensors = [t.data for t in self.online.parameters()]
             self._target_tensors = [t.data for t in self.target.parameters()]
         self.optimizer = torch.optim.AdamW(
@@ -67,7 +77,7 @@ class NetworkWrapper:
         )
 
     def __call__(self, inputs: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
-        outputs: dict[str, torch.Tensor] = self.online(inputs)
+        outputs: dict[str, torch.Tensor] = self._forward(inputs)
         return outputs
 
     @property
@@ -103,7 +113,7 @@ class NetworkWrapper:
     def target_predict(self, inputs: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
         """The target copy's outputs (the online one's when there is no target)."""
         with torch.no_grad():
-            outputs: dict[str, torch.Tensor] = (self.target or self.online)(inputs)
+            outputs: dict[str, torch.Tensor] = self._target_forward(inputs)
         return outputs
 
     def train_step(self, loss: torch.Tensor) -> torch.Tensor | None:

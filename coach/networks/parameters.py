@@ -100,6 +100,10 @@ class MiddlewareParameters:
             )
 
 
+COMPILE_MODES = ("default", "reduce-overhead", "max-autotune", "max-autotune-no-cudagraphs")
+"""The ``torch.compile`` modes a network can ask for (`NetworkParameters.compile`)."""
+
+
 @dataclass(slots=True, kw_only=True)
 class NetworkParameters:
     """A network: what it reads, its layers, its heads, and how it is optimized."""
@@ -122,6 +126,14 @@ class NetworkParameters:
     """Clip the global gradient norm to this value; ``None`` does not clip."""
     create_target_network: bool = False
     """Keep a slowly updated copy of the network for bootstrapped targets."""
+    compile: str | None = None
+    """Run the network through ``torch.compile`` with this mode: ``"default"``,
+    ``"reduce-overhead"`` (on CUDA, the compiled graphs replay as CUDA graphs: one launch
+    for a whole fixed-shape forward or backward), ``"max-autotune"`` or
+    ``"max-autotune-no-cudagraphs"``; ``None`` runs it eagerly. The first steps of each
+    shape pay the compilation (tens of seconds on a CPU; cached on disk for the next run).
+    On this project's CPU benchmarks it did not pay for the presets' small MLPs
+    (``python -m benchmarks.floor --compile``), so no preset turns it on."""
 
     @property
     def recurrent(self) -> RecurrentParameters | None:
@@ -141,3 +153,5 @@ class NetworkParameters:
         check.number("weight_decay", self.weight_decay, 0)
         if self.gradient_clip_norm is not None:
             check.number("gradient_clip_norm", self.gradient_clip_norm, 0, low_open=True)
+        if self.compile is not None:
+            check.one_of("compile", self.compile, COMPILE_MODES)
