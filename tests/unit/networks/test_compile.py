@@ -76,3 +76,55 @@ def test_compiled_steps_follow_the_eager_ones(pair: tuple[NetworkWrapper, Networ
 def test_an_unknown_mode_is_refused() -> None:
     with pytest.raises(InvalidParameter, match="compile"):
         NetworkParameters(compile="fastest").validate()
+
+
+needs_cuda = pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA device here")
+
+
+@needs_cuda
+def test_cuda_graphs_replay_the_eager_network() -> None:
+    """``reduce-overhead`` on CUDA: the compiled forward and backward replay as CUDA graphs
+    and still compute what the eager network does."""
+    params = {"middleware": MiddlewareParameters(scheme=[32, 32]), "heads": [QHeadParameters()]}
+    eager, graphed = (
+        NetworkWrapper(
+            NetworkParameters(**params, compile=mode),  # type: ignore[arg-type]
+            OBSERVATIONS,
+            ACTIONS,
+            torch.device("cuda"),
+            torch.Generator().manual_seed(0),
+        )
+        for mode in (None, "reduce-overhead")
+    )
+    for seed in range(4):  # the first calls record, the later ones replay
+        inputs = {k: v.cuda() for k, v in _inputs(16, seed).items()}
+        torch.testing.assert_close(graphed(inputs)["q"], eager(inputs)["q"])
+        for network in (eager, graphed):
+            network.train_step(network(inputs)["q"].square().mean())
+    for a, b in zip(eager.online.parameters(), graphed.online.parameters(), strict=True):
+        torch.testing.assert_close(b, a, rtol=1e-4, atol=1e-5)
+
+
+@needs_cuda
+def test_batches_reach_the_gpu_through_pinned_memory() -> None:
+    import numpy as np
+
+    from coach.agents.learning import on_device
+    from coach.core.types import Batch
+
+    rng = np.random.default_rng(0)
+    batch = Batch(
+        states={"observation": rng.random((8, 4), dtype=np.float32)},
+        actions=rng.integers(0, 3, 8),
+        rewards=rng.random(8, dtype=np.float32),
+        next_states={"observation": rng.random((8, 4), dtype=np.float32)},
+        terminated=np.zeros(8, dtype=bool),
+        truncated=np.zeros(8, dtype=bool),
+    )
+    moved = on_device(batch, torch.device("cuda"))
+    torch.cuda.synchronize()
+    assert moved.rewards.device.type == "cuda"
+    np.testing.assert_array_equal(moved.rewards.cpu().numpy(), batch.rewards)
+    np.testing.assert_array_equal(
+        moved.states["observation"].cpu().numpy(), batch.states["observation"]
+    )
