@@ -74,7 +74,9 @@ class DQNLearner(QLearner):
     def learn(self, batch: Batch) -> dict[str, float | torch.Tensor]:
         algorithm = self.algorithm
         b = self.sampled(batch)
-        actions = (b.actions - self.action_offset).long()
+        actions = b.actions if self.action_offset == 0 else b.actions - self.action_offset
+        if actions.dtype != torch.int64:
+            actions = actions.long()
         discount = b.extras.get("discount", algorithm.discount)  # g^k of n-step rows
         q = self.action_values(self.q_network(b.states)).gather(1, actions[:, None]).squeeze(1)
         with torch.no_grad():

@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
 import torch
 from gymnasium import spaces
 
@@ -89,6 +90,8 @@ def on_device(batch: Batch, device: torch.device) -> Batch:
     """A sampled batch as tensors on ``device``: on the CPU the arrays themselves (no copy);
     on CUDA each one staged in pinned host memory and copied without blocking, so that the
     copies overlap the work already queued on the device."""
+    if device.type == "cpu":  # numpy arrays wrapped as they are (no conversion to dispatch)
+        return batch.map(lambda a: torch.from_numpy(a) if type(a) is np.ndarray else a)
     if device.type != "cuda":
         return batch.map(lambda a: torch.as_tensor(a, device=device))
     return batch.map(lambda a: torch.as_tensor(a).pin_memory().to(device, non_blocking=True))
@@ -111,4 +114,5 @@ def td_targets(
 ) -> torch.Tensor:
     """``r + discount * V(s')``, the bootstrap dropped only where the episode terminated (a
     truncation still bootstraps), (B,)."""
-    return rewards + discount * (1.0 - terminated.float()) * next_values
+    ended = terminated if terminated.dtype == torch.bool else terminated != 0
+    return rewards + torch.where(ended, 0.0, discount * next_values)

@@ -101,13 +101,17 @@ class Embedder(nn.Module):
         """No layers after the flattening (the observation itself is the embedding)."""
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        x = x.float()
+        # Each step below only where it changes something: every op is a dispatch, and an
+        # update runs this several times (online, target, next states).
+        if x.dtype != torch.float32:
+            x = x.float()
         if self.scale != 1.0:
             x = x * self.scale
         if self.conv is not None:
             x = x.unsqueeze(1) if self.add_channel else x
             x = self.conv.forward(x.contiguous(memory_format=torch.channels_last))
-        x = x.flatten(1)
+        if x.dim() != 2:
+            x = x.flatten(1)
         return x if self.identity_layers else self.layers.forward(x)
 
 
