@@ -12,6 +12,8 @@ interface and answers as `GymEnvironment` does where envpool allows:
 - envpool fixes its copies' seeds when it makes them, so ``reset(seed)`` makes the pool
   again, copy ``i`` seeded from ``seed + i`` (`EnvpoolTask.copy_seed`); ``reset()`` without
   a seed resets every copy of the pool there is.
+- A step that ends an episode (a game over, a fall) just as the time limit falls is only
+  ``truncated`` in envpool (gymnasium's time limit marks it ``terminated`` and ``truncated``).
 - Atari: envpool runs the same emulator with Coach's conventions (frame skip with the last
   two frames max-pooled, 1 to ``noop_max`` no-ops, sticky actions, optional episodes per
   life) and hands over raw 210x160 frames, which Coach's own input filter shrinks and
@@ -71,7 +73,7 @@ def import_envpool() -> Any:
 
 
 def _same_seed(seed: int) -> int:
-    return seed
+    return seed % 2**31  # envpool takes 32-bit seeds
 
 
 def ale_seed(seed: int) -> int:
