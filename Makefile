@@ -20,7 +20,7 @@ $(STAMP): setup.cfg pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(PIP) --upgrade pip
 	$(PIP) "$(TORCH_CPU)"
-	$(PIP) -e ".[dev,video,atari,mujoco,box2d,ray,multiagent,study,export]"
+	$(PIP) -e ".[dev,video,atari,mujoco,box2d,envpool,ray,multiagent,study,export]"
 	touch $(STAMP)
 
 run: install
@@ -49,6 +49,7 @@ bench: install
 	$(BIN)/python -m benchmarks.atari
 	$(BIN)/python -m benchmarks.parallel
 	$(BIN)/python -m benchmarks.async_env
+	$(BIN)/python -m benchmarks.envpool
 	$(BIN)/python -m benchmarks.batch_rl
 	$(BIN)/python -m benchmarks.recurrent
 	$(BIN)/python -m benchmarks.multi_agent

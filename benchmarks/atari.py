@@ -17,6 +17,7 @@ transitions, in replays of 2,000 (for tests).
 from __future__ import annotations
 
 import argparse
+import gc
 import resource
 import tempfile
 import time
@@ -114,11 +115,24 @@ def pipeline_rates(steps: int, replay_size: int) -> list[tuple[str, float]]:
     return rows
 
 
+def _resident_bytes() -> int:
+    """The process's resident memory now (Linux), else its peak so far.
+
+    The peak would hide what the replay takes up to the peak an earlier part of the
+    benchmark reached (Atari_DQN's heatup replay, freed since)."""
+    try:
+        with open("/proc/self/statm") as statm:
+            return int(statm.read().split()[1]) * resource.getpagesize()
+    except OSError:
+        return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+
+
 def replay_bytes(capacity: int) -> tuple[int, float, float, float]:
     """Fill a replay of ``capacity`` stacked-frame transitions; return the frames written,
     bytes per transition from the arrays and from resident memory, and the fill time."""
     frame = spaces.Box(0, 255, shape=(84, 84), dtype=np.uint8)
-    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+    gc.collect()
+    before = _resident_bytes()
     memory = ExperienceReplay(
         capacity,
         spaces.Dict({"observation": StackedFrames(frame, 4)}),
@@ -146,7 +160,7 @@ def replay_bytes(capacity: int) -> tuple[int, float, float, float]:
         )
         stack = np.repeat(next_stack[:, -1:], 4, axis=1) if ended else next_stack
     seconds = time.perf_counter() - start
-    after = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+    after = _resident_bytes()
     written = memory.frame_stores["observation"].written
     return written, memory.nbytes() / capacity, (after - before) / capacity, seconds
 

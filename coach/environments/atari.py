@@ -21,6 +21,12 @@ import gymnasium as gym
 import numpy as np
 
 from coach import validation as check
+from coach.environments.envpool_environment import (
+    EnvpoolTask,
+    ale_seed,
+    envpool_task_id,
+    task_config,
+)
 from coach.environments.levels import resolve_level
 from coach.environments.parameters import GymEnvironmentParameters
 from coach.errors import CoachError
@@ -75,6 +81,48 @@ class AtariEnvironmentParameters(GymEnvironmentParameters):
             **self.kwargs,
         )
         return AtariGame(env, self.frame_skip, self.noop_max, self.terminal_on_life_loss)
+
+    def envpool_task(self) -> EnvpoolTask:
+        """envpool's game with these conventions, handing over raw 210x160 frames for the
+        input filter (`coach.environments.envpool_environment` says where it differs).
+
+        Raises:
+            CoachError: for ``noop_max=0`` (envpool always takes a no-op), a render mode
+                other than ``rgb_array``, a game or ``kwargs`` envpool lacks, or no envpool.
+        """
+        if self.noop_max < 1:
+            raise CoachError(
+                "envpool starts every Atari episode with 1 to noop_max no-ops: noop_max=0 "
+                'has no envpool equivalent; set noop_max >= 1 or vectorization="sync"'
+            )
+        if self.render_mode not in (None, "rgb_array"):
+            raise CoachError(
+                f"envpool renders Atari as rgb_array frames only, not render_mode="
+                f'{self.render_mode!r}; use vectorization="sync" to watch a game'
+            )
+        task_id = envpool_task_id(self.level, "atari")
+        config = {
+            "img_height": 210,  # raw frames: Coach's input filter resizes and stacks
+            "img_width": 160,
+            "stack_num": 1,
+            "gray_scale": self.obs_type == "grayscale",
+            "frame_skip": self.frame_skip,
+            "noop_max": self.noop_max,
+            "repeat_action_probability": self.repeat_action_probability,
+            "episodic_life": self.terminal_on_life_loss,
+            "full_action_space": self.full_action_space,
+            "use_fire_reset": False,
+            "reward_clip": False,
+            "max_episode_steps": max(1, self.max_episode_frames // self.frame_skip),
+        }
+        config.update(task_config(task_id, dict(self.kwargs), "kwargs"))
+        return EnvpoolTask(
+            task_id,
+            config,
+            copy_seed=ale_seed,
+            layout="frame" if self.obs_type == "grayscale" else "rgb",
+            render_mode=self.render_mode,
+        )
 
 
 class AtariGame(gym.Wrapper):

@@ -1,9 +1,10 @@
 """Which gymnasium environment a run uses: `GymEnvironmentParameters`.
 
-The parameters know how to make one copy (`GymEnvironmentParameters.make_env`) and which
-adapter steps the copies (`GymEnvironmentParameters.build`); the adapters themselves
-(`GymEnvironment`, `AsyncGymEnvironment`) take only the copy maker, so neither imports the
-parameters and the parameters import both.
+The parameters know how to make one copy (`GymEnvironmentParameters.make_env`), what envpool
+makes instead (`GymEnvironmentParameters.envpool_task`) and which adapter steps the copies
+(`GymEnvironmentParameters.build`); the adapters themselves (`GymEnvironment`,
+`AsyncGymEnvironment`, `EnvpoolEnvironment`) take only the copy maker or the task, so none
+imports the parameters and the parameters import all three.
 """
 
 from __future__ import annotations
@@ -17,9 +18,18 @@ import gymnasium as gym
 from coach import validation as check
 from coach.environments.async_environment import AsyncGymEnvironment
 from coach.environments.environment import Environment
+from coach.environments.envpool_environment import (
+    EnvpoolEnvironment,
+    EnvpoolTask,
+    envpool_task_id,
+    task_config,
+)
 from coach.environments.gym_environment import GymEnvironment
 from coach.environments.levels import LEVEL_SETS, resolve_level
 from coach.errors import CoachError
+
+VECTORIZATIONS = ("sync", "async", "envpool")
+"""How the copies of an environment step (`GymEnvironmentParameters.vectorization`)."""
 
 
 @dataclass(slots=True, kw_only=True)
@@ -41,7 +51,10 @@ class GymEnvironmentParameters:
     level_set: str | None = None
     """The level set ``-lvl`` picks ``level`` from (``atari``, ``mujoco``, ``box2d``), if any."""
     vectorization: str = "sync"
-    """``sync``: copies step in this process; ``async``: a subprocess each, for CPU-heavy steps."""
+    """``sync``: copies step in this process; ``async``: a subprocess each, for CPU-heavy
+    steps; ``envpool``: envpool's C++ threads, for Atari games and MuJoCo tasks (``pip
+    install "coach[envpool]"``; see `coach.environments.envpool_environment` for where its
+    episodes differ)."""
 
     def validate(self) -> None:
         check.name("level", self.level)
@@ -49,16 +62,16 @@ class GymEnvironmentParameters:
         if self.max_episode_steps is not None:
             check.whole("max_episode_steps", self.max_episode_steps, 1)
         check.name("observation_key", self.observation_key)
-        check.one_of("vectorization", self.vectorization, ("sync", "async"))
+        check.one_of("vectorization", self.vectorization, VECTORIZATIONS)
         if self.level_set is not None:
             check.one_of("level_set", self.level_set, LEVEL_SETS)
 
     def build(self) -> Environment:
-        """The environment: `GymEnvironment` or, for ``vectorization="async"``,
-        `AsyncGymEnvironment`.
+        """The environment: `GymEnvironment`, or `AsyncGymEnvironment` for
+        ``vectorization="async"``, or `EnvpoolEnvironment` for ``vectorization="envpool"``.
 
         Raises:
-            CoachError: for a ``vectorization`` other than ``"sync"`` and ``"async"``.
+            CoachError: for another ``vectorization``, or what `envpool_task` raises.
         """
         if self.vectorization == "sync":
             return GymEnvironment(self.make_env, self.num_envs, self.observation_key)
@@ -66,7 +79,43 @@ class GymEnvironmentParameters:
             return AsyncGymEnvironment(
                 self.make_env, self.num_envs, self.observation_key, name=self.level
             )
-        raise CoachError(f'vectorization must be "sync" or "async", got {self.vectorization!r}')
+        if self.vectorization == "envpool":
+            return EnvpoolEnvironment(
+                self.envpool_task(), self.num_envs, self.observation_key, name=self.level
+            )
+        raise CoachError(
+            f'vectorization must be "sync", "async" or "envpool", got {self.vectorization!r}'
+        )
+
+    def envpool_task(self) -> EnvpoolTask:
+        """What envpool makes for ``vectorization="envpool"``: gymnasium's MuJoCo task of this
+        level, with ``kwargs`` and ``max_episode_steps`` as envpool's options.
+
+        Raises:
+            CoachError: for a level that is not a gymnasium MuJoCo task (Atari games take
+                `AtariEnvironmentParameters`), one envpool lacks, options it does not know, a
+                render mode (envpool cannot render MuJoCo here), or no envpool installed.
+        """
+        level = self.level
+        if self.level_set is not None:
+            level = resolve_level(self.level_set, level)
+        spec = gym.registry.get(level)
+        entry = spec.entry_point if spec is not None else None
+        if not isinstance(entry, str) or not entry.startswith("gymnasium.envs.mujoco"):
+            raise CoachError(
+                f'vectorization="envpool" runs Atari games (AtariEnvironmentParameters) and '
+                f"gymnasium's MuJoCo tasks; {level!r} is neither"
+            )
+        if self.render_mode is not None:
+            raise CoachError(
+                f"envpool cannot render MuJoCo tasks here (it needs an OpenGL context): "
+                f'render_mode={self.render_mode!r} needs vectorization="sync"'
+            )
+        task_id = envpool_task_id(level, "mujoco")
+        config = dict(self.kwargs)
+        if self.max_episode_steps is not None:
+            config["max_episode_steps"] = self.max_episode_steps
+        return EnvpoolTask(task_id, task_config(task_id, config, "kwargs"))
 
     def select_level(self, name: str) -> None:
         """Pick ``name`` from the level set (``-lvl``).

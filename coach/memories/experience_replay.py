@@ -52,11 +52,22 @@ class ExperienceReplayParameters:
         return ExperienceReplay(self.max_size, observation_space, action_space, rng, extra_spaces)
 
 
-def _column(capacity: int, space: spaces.Space[Any]) -> np.ndarray:
+def _narrow_dtype(space: spaces.Space[Any]) -> np.dtype[Any] | None:
+    """The narrowest unsigned dtype that holds every action of a discrete space, or ``None``
+    (a space of other actions, stored in its own dtype)."""
+    if isinstance(space, spaces.Discrete) and int(space.start) >= 0:
+        top = int(space.start) + int(space.n) - 1
+        for dtype in (np.uint8, np.uint16):
+            if top <= np.iinfo(dtype).max:
+                return np.dtype(dtype)
+    return None
+
+
+def _column(capacity: int, space: spaces.Space[Any], dtype: Any = None) -> np.ndarray:
     if space.shape is None:
         raise CoachError(f"a replay memory cannot store the space {space}: it has no shape")
     try:
-        return np.zeros((capacity, *space.shape), dtype=space.dtype)
+        return np.zeros((capacity, *space.shape), dtype=dtype or space.dtype)
     except (MemoryError, ValueError):  # more than the machine (or numpy) can hold
         raise CoachError(
             f"a replay memory of {capacity} transitions of {space} does not fit in this "
@@ -99,7 +110,11 @@ class ExperienceReplay(Memory):
             if isinstance(s, StackedFrames)
         }
         """The keys whose frames are stored once each (`StackedFrames` spaces)."""
-        self.actions = _column(capacity, action_space)
+        self.action_dtype = action_space.dtype
+        """What sampled actions are: the space's dtype (the column may be narrower)."""
+        self.actions = _column(capacity, action_space, _narrow_dtype(action_space))
+        """The actions; those of a discrete space of at most 65,536 in an unsigned integer
+        just wide enough (one byte instead of eight for Atari's 18 actions)."""
         self.rewards = np.zeros(capacity, dtype=np.float32)
         self.terminated = np.zeros(capacity, dtype=bool)
         self.truncated = np.zeros(capacity, dtype=bool)
@@ -124,15 +139,15 @@ class ExperienceReplay(Memory):
         """The live rows, oldest first."""
         return (self._position - self._size + np.arange(self._size)) % self.capacity
 
-    def _forget_oldest(self, store: FrameStore, stamp: int) -> None:
-        """Forget the oldest transitions stored before ``stamp`` frames of ``store`` had been
-        written: frames they refer to are about to be overwritten."""
-        while self._size:
-            oldest = (self._position - self._size) % self.capacity
-            if store.stamps[oldest] >= stamp:
-                return
-            self._forget(np.array([oldest]))
-            self._size -= 1
+    def _forget_before(self, store: FrameStore, serial: int) -> None:
+        """Forget the oldest transitions up to the one ``store`` numbered ``serial - 1``:
+        a frame it refers to is about to be overwritten."""
+        # The live rows are the ones `store` numbered `stored - size` to `stored - 1`.
+        count = min(self._size, serial - (store.stored - self._size))
+        if count > 0:
+            oldest = (self._position - self._size + np.arange(count)) % self.capacity
+            self._forget(oldest)
+            self._size -= count
 
     def _forget(self, rows: np.ndarray) -> None:
         """Hook: ``rows`` no longer hold live transitions."""
@@ -160,7 +175,7 @@ class ExperienceReplay(Memory):
             self.next_states[key][where] = next_state[key]
         for key, store in self.frame_stores.items():
             store.store(
-                where, state[key], next_state[key], functools.partial(self._forget_oldest, store)
+                where, state[key], next_state[key], functools.partial(self._forget_before, store)
             )
         self.actions[where] = transition.action
         self.rewards[where] = transition.reward
@@ -197,7 +212,7 @@ class ExperienceReplay(Memory):
             states[key], next_states[key] = store.get(indices)
         return Batch(
             states=states,
-            actions=self.actions[indices],
+            actions=self.actions[indices].astype(self.action_dtype, copy=False),
             rewards=self.rewards[indices],
             next_states=next_states,
             terminated=self.terminated[indices],
@@ -235,13 +250,15 @@ class ExperienceReplay(Memory):
             raise CoachError(
                 f"a memory of {size} transitions does not fit a capacity of {self.capacity}"
             )
-        if int(state["capacity"]) == self.capacity:
+        live_rows = (int(state["position"]) - size + np.arange(size)) % self.capacity
+        if int(state["capacity"]) == self.capacity and all(
+            store.load_state_dict(state["frame_stores"][key], live_rows)
+            for key, store in self.frame_stores.items()
+        ):
             filled = int(state.get("filled", size))
             for name in ("states", "next_states"):
                 for key, column in getattr(self, name).items():
                     column[:filled] = state[name][key]
-            for key, store in self.frame_stores.items():
-                store.load_state_dict(state["frame_stores"][key])
             for name in ("actions", "rewards", "terminated", "truncated"):
                 getattr(self, name)[:filled] = state[name]
             for key, column in self.extras.items():
@@ -252,6 +269,8 @@ class ExperienceReplay(Memory):
             return
         saved = _SavedRows(state)
         self._position = self._size = self._filled = 0
+        for store in self.frame_stores.values():
+            store.clear()
         rows = saved.live_rows()
         for start in range(0, len(rows), 4096):
             self.store(saved.transitions(rows[start : start + 4096]))

@@ -149,6 +149,17 @@ BENCHMARKS: dict[str, tuple[list[str], list[str]]] = {
             *(_row("CartPole-v1", n, *[NUMBER] * 4) for n in ("1", "2")),
         ],
     ),
+    "envpool": (
+        [],
+        [
+            _row("task", "way", "env steps/s", "vs sync"),
+            *(
+                _row(task, way, NUMBER, NUMBER)
+                for task in ("Breakout", "HalfCheetah")
+                for way in ("bare envpool", "coach envpool", "coach sync", "coach async")
+            ),
+        ],
+    ),
     "batch_rl": (
         [],
         [

@@ -86,7 +86,7 @@ REFUSED = [
      "environment.num_envs must be a whole number >= 1, got 0"),
     ("CartPole_DQN", "environment.max_episode_steps", "0", "max_episode_steps must be a whole"),
     ("CartPole_DQN", "environment.vectorization", "threads",
-     "environment.vectorization must be one of 'sync', 'async', got 'threads'"),
+     "environment.vectorization must be one of 'sync', 'async', 'envpool', got 'threads'"),
     ("CartPole_DQN", "environment.level", "''", "environment.level must be a non-empty string"),
     ("CartPole_DQN", "schedule.heatup_steps", "TrainingSteps(10)",
      "schedule.heatup_steps must be counted in EnvironmentSteps or EnvironmentEpisodes "

@@ -73,5 +73,5 @@ def test_arguments_an_environment_refuses_raise_coach_error(
 
 def test_an_unknown_vectorization_is_refused() -> None:
     params = GymEnvironmentParameters(level="CartPole-v1", vectorization="threads")
-    with pytest.raises(CoachError, match=r'"sync" or "async", got \'threads\''):
+    with pytest.raises(CoachError, match=r'"sync", "async" or "envpool", got \'threads\''):
         params.build()
