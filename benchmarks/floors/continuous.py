@@ -13,11 +13,10 @@ from benchmarks.floors.common import Update, mlp, parameters, pendulum_replay, t
 
 
 def sac_floor(observations: int = 3, actions: int = 1) -> Update:
-    """A hand-written SAC update on Pendulum_SAC's settings: twin
-    256x256 critics on (state, action), a 256x256 actor with mean and state-dependent log-std
-    heads (clamped to [-20, 2]), tanh-squashed into [-2, 2], batch 256, discount 0.99, fused
-    Adam at 1e-3 for each network and the temperature, soft targets (tau 0.005) updated by
-    one foreach lerp."""
+    """A hand-written SAC update on Pendulum_SAC's settings: twin 256x256 critics on (state,
+    action), a 256x256 actor with mean and state-dependent log-std heads (clamped to [-20, 2]),
+    tanh-squashed into [-2, 2], batch 256, discount 0.99, fused Adam at 1e-3 for each network and
+    the temperature, soft targets (tau 0.005) updated by one foreach lerp."""
     generator = torch.Generator().manual_seed(0)
     trunk = mlp(observations, 2 * actions)  # the mean and log-std heads, side by side
     critics = [mlp(observations + actions, 1) for _ in range(2)]
@@ -68,10 +67,10 @@ def sac_floor(observations: int = 3, actions: int = 1) -> Update:
 
 
 def td3_floor(observations: int = 3, actions: int = 1) -> Update:
-    """A hand-written TD3 update on Pendulum_TD3's settings: twin
-    400x300 critics, a 400x300 actor tanh-scaled into [-2, 2], batch 256, discount 0.98,
-    target actions smoothed by clipped noise (0.2, clip 0.5), fused Adam at 1e-3, the actor
-    and every target (tau 0.005, one foreach lerp) every second step; ."""
+    """A hand-written TD3 update on Pendulum_TD3's settings: twin 400x300 critics, a 400x300 actor
+    tanh-scaled into [-2, 2], batch 256, discount 0.98, target actions smoothed by clipped noise
+    (0.2, clip 0.5), fused Adam at 1e-3, the actor and every target (tau 0.005, one foreach lerp)
+    every second step."""
     generator = torch.Generator().manual_seed(0)
     hidden = (400, 300)
     actor, actor_target = mlp(observations, actions, hidden), mlp(observations, actions, hidden)
@@ -113,10 +112,10 @@ def td3_floor(observations: int = 3, actions: int = 1) -> Update:
 
 
 def ddpg_floor(observations: int = 3, actions: int = 1) -> Update:
-    """A hand-written DDPG update on Pendulum_DDPG's settings: a 400x300
-    critic on (state, action), a 400x300 actor tanh-squashed into [-1, 1] (the agent's box),
-    batch 256, discount 0.98, the critic on the TD target through the target actor and
-    critic, then the actor up the updated critic, both targets a step closer."""
+    """A hand-written DDPG update on Pendulum_DDPG's settings: a 400x300 critic on (state, action),
+    a 400x300 actor tanh-squashed into [-1, 1] (the agent's box), batch 256, discount 0.98, the
+    critic on the TD target through the target actor and critic, then the actor up the updated
+    critic, both targets a step closer."""
     generator = torch.Generator().manual_seed(0)
     hidden = (400, 300)
     actor, actor_target = mlp(observations, actions, hidden), mlp(observations, actions, hidden)

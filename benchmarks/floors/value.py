@@ -15,8 +15,8 @@ CLIP = 10.0
 
 
 def dqn_floor(observations: int = 4, actions: int = 2) -> Update:
-    """A hand-written DQN update on CartPole_DQN's settings (Huber loss,
-    Adam at 2.3e-3)."""
+    """A hand-written DQN update on CartPole_DQN's settings: the Huber loss to the target
+    network's greedy TD target, Adam at 2.3e-3."""
     generator = torch.Generator().manual_seed(0)
     online, target = mlp(observations, actions), mlp(observations, actions)
     target.load_state_dict(online.state_dict())
@@ -38,10 +38,10 @@ def dqn_floor(observations: int = 4, actions: int = 2) -> Update:
 
 
 def c51_floor(observations: int = 4, actions: int = 2, atoms: int = 51) -> Update:
-    """A hand-written C51 update on CartPole_C51's settings: 51 atoms
-    from 0 to 100, the greedy next action by the target network's expected returns, the
-    target distribution projected onto the atoms, the cross entropy to it, Adam at 1e-3;
-    and its number of parameters."""
+    """A hand-written C51 update on CartPole_C51's settings: 51 atoms from 0 to 100, the
+    greedy next action by the target network's expected returns, its distribution shifted
+    by the TD target's reward and discount and projected back onto the atoms, the cross
+    entropy of the predicted distribution to it, Adam at 1e-3."""
     generator = torch.Generator().manual_seed(0)
     online, target = mlp(observations, actions * atoms), mlp(observations, actions * atoms)
     target.load_state_dict(online.state_dict())
@@ -79,10 +79,10 @@ def c51_floor(observations: int = 4, actions: int = 2, atoms: int = 51) -> Updat
 
 
 def qr_dqn_floor(observations: int = 4, actions: int = 2, quantiles: int = 50) -> Update:
-    """A hand-written QR-DQN update on CartPole_QR_DQN's settings: 50
-    quantiles at the midpoints, the greedy next action by the target network's mean
-    quantile, the quantile Huber loss (kappa 1) summed over the predicted quantiles and
-    averaged over the target ones, Adam at 1e-3."""
+    """A hand-written QR-DQN update on CartPole_QR_DQN's settings: 50 quantiles at the
+    midpoints, the greedy next action by the target network's mean quantile, the quantile
+    Huber loss (kappa 1) to its quantiles shifted by the TD target's reward and discount,
+    summed over the predicted quantiles and averaged over the target ones, Adam at 1e-3."""
     generator = torch.Generator().manual_seed(0)
     online = mlp(observations, actions * quantiles)
     target = mlp(observations, actions * quantiles)

@@ -40,13 +40,15 @@ def quantile_huber_loss(
     """
     shape = (*quantiles.shape, targets.shape[1])  # (B, N, M)
     # Huber_kappa(u_ij) in one fused kernel (forward and backward) over the pairs, instead
-    # of a dozen elementwise passes over (B, N, M) tensors: the same numbers (it is
-    # symmetric in u, and quadratic and linear agree where |u| = kappa).
+    # of a dozen elementwise passes over (B, N, M) tensors, with the same numbers as those
+    # passes: it is symmetric in u, quadratic and linear agree where |u| = kappa, and kappa
+    # is given as the elementwise ops would round it (the kernel's gradient multiplies by
+    # the delta it is given in double precision).
     huber = F.huber_loss(
         quantiles[:, :, None].expand(shape),
         targets[:, None, :].expand(shape),
         reduction="none",
-        delta=kappa,
+        delta=torch.tensor(kappa, dtype=quantiles.dtype).item(),
     )
     below = targets[:, None, :] < quantiles.detach()[:, :, None]  # u_ij < 0
     weight = (taus[None, :, None] - below.float()).abs()
