@@ -1,7 +1,8 @@
 """Coach's gradient step against the floor of its math: the same update written directly in
 PyTorch, with no framework around it.
 
-    python -m benchmarks.floor [--steps N] [--repeats N] [--threads N] [--short]
+    python -m benchmarks.floor [--steps N] [--repeats N] [--clock cpu|wall] [--threads N]
+                               [--only FAMILY ...] [--short]
 
 For each agent family (DQN, C51 and QR-DQN on their CartPole presets' settings, Clipped PPO
 on CartPole_ClippedPPO's, SAC, TD3 and DDPG on their Pendulum presets'), the floor is a
@@ -16,16 +17,19 @@ epochs of minibatches), divided by its minibatch updates, as its floor is timed.
 The two sides of a family are timed in turn, ``--repeats`` times each, and the table prints
 the best time per gradient step of each, their ratio (the aim: 1.15 or less for DQN, SAC and
 TD3, 1.3 or less for the others) and the parameters trained (the floor's; Coach's in
-brackets where they differ). ``--short`` runs 20 steps of each, once (for tests).
+brackets where they differ). The time is this process's CPU time by default (``--clock
+cpu``): with one torch thread it is the wall time of an idle machine, and other processes
+on a shared one barely change it; ``--clock wall`` takes the wall time. ``--short`` runs 20
+steps of each, once (for tests).
 """
 
 from __future__ import annotations
 
 import argparse
 import tempfile
+import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 import torch
 
@@ -33,14 +37,16 @@ from benchmarks.floors.common import Update
 from benchmarks.floors.continuous import ddpg_floor, sac_floor, td3_floor
 from benchmarks.floors.policy import clipped_ppo_floor
 from benchmarks.floors.value import c51_floor, dqn_floor, qr_dqn_floor
+from coach.agents.learning import Learner
 from coach.agents.on_policy import OnPolicyAgent
+from coach.agents.on_policy_learning import OnPolicyLearner
 from coach.core.step_units import EnvironmentSteps
 from coach.graph_managers.graph_manager import GraphManager
 from coach.graph_managers.parameters import RunContext
 from coach.presets import load_preset
 
 
-def _online_parameters(learner: Any) -> int:
+def _online_parameters(learner: Learner) -> int:
     return sum(p.numel() for n in learner.networks.values() for p in n.online.parameters())
 
 
@@ -51,13 +57,14 @@ def coach_update(graph: GraphManager, heatup: int) -> Update:
     memory, learner = agent.memory, agent.learner
     assert memory is not None and learner is not None
     if isinstance(agent, OnPolicyAgent):
+        assert isinstance(learner, OnPolicyLearner)
         # One block acted by the current policy, kept: the agent does not learn from it.
         agent.train = lambda: 0  # type: ignore[method-assign]
         graph.train_and_act(EnvironmentSteps(agent.rollout.length * graph.top_level.num_envs))
         del agent.train
         assert agent.rollout.full
         clock = agent.clock()
-        updates, _ = learner.learn_block(clock)  # type: ignore[attr-defined]
+        updates, _ = learner.learn_block(clock)
         return Update(lambda: learner.learn_block(clock), updates, _online_parameters(learner))
     graph.heatup(EnvironmentSteps(heatup))
     batch_size = agent.params.algorithm.batch_size
@@ -77,11 +84,20 @@ FAMILIES: list[tuple[str, str, Callable[[], Update]]] = [
 """Each family's name, the preset whose learner is timed, and its floor."""
 
 
+CLOCKS: dict[str, Callable[[], float]] = {"cpu": time.process_time, "wall": time.perf_counter}
+
+
 def measure(
-    preset: str, floor_of: Callable[[], Update], steps: int, repeats: int, heatup: int, tmp: Path
+    preset: str,
+    floor_of: Callable[[], Update],
+    steps: int,
+    repeats: int,
+    heatup: int,
+    tmp: Path,
+    clock: Callable[[], float],
 ) -> tuple[float, float, int, int]:
-    """The best seconds per gradient step of the floor and of Coach, timed in turn, and
-    the parameters each trains."""
+    """The best seconds per gradient step of the floor and of Coach, timed in turn by
+    ``clock``, and the parameters each trains."""
     floor = floor_of()
     floor.call()  # warm
     graph = load_preset(preset).graph_manager.create_graph(
@@ -90,16 +106,17 @@ def measure(
     coach = coach_update(graph, heatup)
     best_floor = best_coach = float("inf")
     for _ in range(repeats):
-        best_floor = min(best_floor, floor.seconds(steps))
-        best_coach = min(best_coach, coach.seconds(steps))
+        best_floor = min(best_floor, floor.seconds(steps, clock))
+        best_coach = min(best_coach, coach.seconds(steps, clock))
     graph.close()
     return best_floor, best_coach, floor.parameters, coach.parameters
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--steps", type=int, default=2000, help="gradient steps per timing")
-    parser.add_argument("--repeats", type=int, default=3, help="timings of each side")
+    parser.add_argument("--steps", type=int, default=200, help="gradient steps per timing")
+    parser.add_argument("--repeats", type=int, default=10, help="timings of each side, in turn")
+    parser.add_argument("--clock", choices=list(CLOCKS), default="cpu", help="what is timed")
     parser.add_argument("--threads", type=int, default=1, help="torch CPU threads")
     parser.add_argument("--short", action="store_true", help="tiny budgets (for tests)")
     parser.add_argument("--only", nargs="*", help="families to measure (all by default)")
@@ -111,12 +128,11 @@ def main() -> None:
         for family, preset, floor_of in FAMILIES:
             if args.only and family not in args.only:
                 continue
-            rows.append(
-                (family, preset, *measure(preset, floor_of, steps, repeats, heatup, Path(tmp)))
-            )
+            times = measure(preset, floor_of, steps, repeats, heatup, Path(tmp), CLOCKS[args.clock])
+            rows.append((family, preset, *times))
     print(
-        f"\ngradient step time against the floor (best of {repeats} x {steps:,} steps, "
-        f"{args.threads} thread(s))"
+        f"\ngradient step time against the floor ({args.clock} time, best of {repeats} x "
+        f"{steps:,} steps, {args.threads} thread(s))"
     )
     print(
         f"{'family':<8}  {'preset':<19}  {'floor ms':>8}  {'coach ms':>8}  {'ratio':>5}  "
@@ -129,7 +145,10 @@ def main() -> None:
             f"{coach / floor:>5.2f}  {floor_parameters:>10,}{same}"
         )
     options = "--short" if args.short else f"--steps {steps} --repeats {repeats}"
-    print(f"\nreproduce: python -m benchmarks.floor --threads {args.threads} {options}")
+    print(
+        f"\nreproduce: python -m benchmarks.floor --clock {args.clock} --threads {args.threads} "
+        f"{options}"
+    )
 
 
 if __name__ == "__main__":

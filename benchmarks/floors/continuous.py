@@ -23,8 +23,8 @@ def sac_floor(observations: int = 3, actions: int = 1) -> Update:
     targets = [mlp(observations + actions, 1) for _ in range(2)]
     for critic, target in zip(critics, targets, strict=True):
         target.load_state_dict(critic.state_dict())
-    target_tensors = [p for t in targets for p in t.parameters()]
-    online_tensors = [p for c in critics for p in c.parameters()]
+    target_tensors: list[torch.Tensor] = [p for t in targets for p in t.parameters()]
+    online_tensors: list[torch.Tensor] = [p for c in critics for p in c.parameters()]
     log_alpha = torch.zeros(1, requires_grad=True)
     optimizers = [torch.optim.Adam(n.parameters(), lr=1e-3, fused=True) for n in (trunk, *critics)]
     alpha_optimizer = torch.optim.Adam([log_alpha], lr=1e-3, fused=True)
@@ -78,8 +78,10 @@ def td3_floor(observations: int = 3, actions: int = 1) -> Update:
     targets = [mlp(observations + actions, 1, hidden) for _ in range(2)]
     for online, target in zip((actor, *critics), (actor_target, *targets), strict=True):
         target.load_state_dict(online.state_dict())
-    target_tensors = [p for t in (actor_target, *targets) for p in t.parameters()]
-    online_tensors = [p for o in (actor, *critics) for p in o.parameters()]
+    target_tensors: list[torch.Tensor] = [
+        p for t in (actor_target, *targets) for p in t.parameters()
+    ]
+    online_tensors: list[torch.Tensor] = [p for o in (actor, *critics) for p in o.parameters()]
     optimizers = [torch.optim.Adam(n.parameters(), lr=1e-3, fused=True) for n in (actor, *critics)]
     size, batch, scale = 10_000, 256, 2.0
     states, next_states, taken, rewards, terminated = pendulum_replay(
@@ -123,8 +125,10 @@ def ddpg_floor(observations: int = 3, actions: int = 1) -> Update:
     critic_target = mlp(observations + actions, 1, hidden)
     actor_target.load_state_dict(actor.state_dict())
     critic_target.load_state_dict(critic.state_dict())
-    target_tensors = [p for t in (actor_target, critic_target) for p in t.parameters()]
-    online_tensors = [p for o in (actor, critic) for p in o.parameters()]
+    target_tensors: list[torch.Tensor] = [
+        p for t in (actor_target, critic_target) for p in t.parameters()
+    ]
+    online_tensors: list[torch.Tensor] = [p for o in (actor, critic) for p in o.parameters()]
     actor_optimizer = torch.optim.Adam(actor.parameters(), lr=1e-3, fused=True)
     critic_optimizer = torch.optim.Adam(critic.parameters(), lr=1e-3, fused=True)
     states, next_states, taken, rewards, terminated = pendulum_replay(

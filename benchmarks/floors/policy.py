@@ -58,9 +58,9 @@ def clipped_ppo_floor(observations: int = 4, actions: int = 2) -> Update:
         next_values[:-1] = values[1:]
         with torch.no_grad():
             next_values[-1] = critic(next_states[-1]).squeeze(-1).numpy()
-            t, b = np.nonzero(truncated)
-            if len(t):
-                next_values[t, b] = critic(next_states[t, b]).squeeze(-1).numpy()
+            cut, slot = np.nonzero(truncated)
+            if len(cut):
+                next_values[cut, slot] = critic(next_states[cut, slot]).squeeze(-1).numpy()
         deltas = rewards + DISCOUNT * ~terminated * next_values - values
         continues = DISCOUNT * GAE_LAMBDA * ~(terminated | truncated)
         advantages = np.empty_like(deltas)
