@@ -71,8 +71,12 @@ BENCHMARKS: dict[str, tuple[list[str], list[str]]] = {
         [
             _row("family", "preset", "floor ms", "coach ms", "ratio", "parameters"),
             _row("DQN", "CartPole_DQN", NUMBER, NUMBER, NUMBER, "67,586"),
+            _row("C51", "CartPole_C51", NUMBER, NUMBER, NUMBER, "93,286"),
+            _row("QR-DQN", "CartPole_QR_DQN", NUMBER, NUMBER, NUMBER, "92,772"),
+            _row("PPO", "CartPole_ClippedPPO", NUMBER, NUMBER, NUMBER, "9,155"),
             _row("SAC", "Pendulum_SAC", NUMBER, NUMBER, NUMBER, "201,988"),
             _row("TD3", "Pendulum_TD3", NUMBER, NUMBER, NUMBER, "367,403"),
+            _row("DDPG", "Pendulum_DDPG", NUMBER, NUMBER, NUMBER, "244,802"),
         ],
     ),
     "prioritized_replay": (

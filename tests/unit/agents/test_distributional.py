@@ -65,6 +65,36 @@ def test_quantile_huber_gradient_moves_quantiles_towards_their_level() -> None:
     assert quantiles.grad[0, 0] > 0 and quantiles.grad[0, 1] < 0
 
 
+def _quantile_huber_written_out(
+    quantiles: torch.Tensor, targets: torch.Tensor, taus: torch.Tensor, kappa: float
+) -> torch.Tensor:
+    """The loss as the paper writes it, one elementwise step at a time."""
+    u = targets[:, None, :] - quantiles[:, :, None]
+    huber = torch.where(u.abs() <= kappa, 0.5 * u.pow(2), kappa * (u.abs() - 0.5 * kappa))
+    weight = (taus[None, :, None] - (u.detach() < 0).float()).abs()
+    return (weight * huber / kappa).mean(dim=2).sum(dim=1)
+
+
+@pytest.mark.parametrize("kappa", [1.0, 0.3, 2.0])
+def test_quantile_huber_loss_and_gradient_are_the_written_out_ones_to_the_bit(
+    kappa: float,
+) -> None:
+    generator = torch.Generator().manual_seed(0)
+    quantiles = torch.randn(16, 8, generator=generator) * 2
+    targets = torch.randn(16, 9, generator=generator) * 2
+    targets[0, :8] = quantiles[0]  # u = 0
+    targets[1, :8] = quantiles[1] + kappa  # |u| at kappa, or a rounding away from it
+    taus = (2 * torch.arange(8) + 1) / 16
+    results = []
+    for loss_of in (quantile_huber_loss, _quantile_huber_written_out):
+        theta = quantiles.clone().requires_grad_(True)
+        loss = loss_of(theta, targets, taus, kappa)
+        loss.mean().backward()
+        results.append((loss.detach(), theta.grad))
+    (loss, grad), (expected_loss, expected_grad) = results
+    assert torch.equal(loss, expected_loss) and torch.equal(grad, expected_grad)
+
+
 # -- action masks: the greedy next action is a legal one ---------------------------------------
 
 OBSERVATIONS = spaces.Dict(
