@@ -120,7 +120,7 @@ def run_coach(preset: str, experiments: str, overrides: list[str]) -> int:
 
 def sb3_settings(spec: dict[str, Any], model: Any, gate: Any, evaluation: Any) -> dict[str, Any]:
     """The hyperparameters of the SB3 run as the model built holds them, under the names of
-    `benchmarks.sb3_presets.coach_settings`."""
+    Coach's settings in `benchmarks.sb3_presets.plan`."""
     algorithm, policy = spec["algorithm"], model.policy
     total, probes = spec["total_timesteps"], spec.get("probes", [])
     rates = {
