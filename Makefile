@@ -20,7 +20,7 @@ $(STAMP): setup.cfg pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(PIP) --upgrade pip
 	$(PIP) "$(TORCH_CPU)"
-	$(PIP) -e ".[dev,video,atari,mujoco,box2d,envpool,ray,multiagent,study,export]"
+	$(PIP) -e ".[dev,video,atari,mujoco,box2d,envpool,ray,multiagent,study,export,bench]"
 	touch $(STAMP)
 
 run: install
@@ -42,6 +42,7 @@ golden: install
 bench: install
 	$(BIN)/python -m benchmarks.throughput
 	$(BIN)/python -m benchmarks.floor
+	$(BIN)/python -m benchmarks.peers
 	$(BIN)/python -m benchmarks.prioritized_replay
 	$(BIN)/python -m benchmarks.value_agents
 	$(BIN)/python -m benchmarks.on_policy

@@ -48,6 +48,59 @@ BATCH_PRESETS = [
     "CartPole_DDQN_BatchRL",
     "Pendulum_BC",
 ]
+PEERS = {
+    "CartPole_DQN": (
+        "DQN",
+        [
+            "gradient steps per round",
+            r"target sync period \(env steps\)",
+            "epsilon at probes",
+            "Q network",
+        ],
+    ),
+    "CartPole_ClippedPPO": (
+        "PPO",
+        [
+            "steps per copy per block",
+            "epochs",
+            "GAE lambda",
+            "learning rate at probes",
+            "clip range at probes",
+            "actor",
+            "critic",
+        ],
+    ),
+    "Pendulum_SAC": ("SAC", ["learning rate", "tau", "target entropy", "actor", "critics"]),
+    "Pendulum_TD3": (
+        "TD3",
+        ["learning rate", "policy delay", "exploration noise std", "actor", "critics"],
+    ),
+}
+"""benchmarks.peers: each preset's SB3 algorithm and settings of its own to check (beside
+those every preset's table has, `PEER_SETTINGS`)."""
+PEER_SETTINGS = [
+    "environment",
+    "env copies",
+    "discount",
+    "batch size",
+    r"evaluation period \(env steps\)",
+    "evaluation episodes",
+    "random steps first",
+]
+
+
+def _same_setting(preset: str, algorithm: str, setting: str) -> str:
+    """A row of the preset's settings table: the same value for Coach and SB3, and "yes"."""
+    title = f"{preset}: Coach against Stable-Baselines3 {algorithm}"
+    return rf"{title}\n(?:  .*\n)*?  {setting}\s+(?P<v>\S(?:.*\S)?)\s+(?P=v)\s+yes\n"
+
+
+def _same_counts(preset: str) -> str:
+    """The preset's two rows of the counts table: the same gradient steps and evaluations."""
+    rest = rf"\s+(?P<g>[\d,]+)\s+(?P<e>\d+)\s+{NUMBER}\s*\n"
+    return rf"(?m)^{preset}\s+coach\s+[\d,]+{rest}{preset}\s+sb3\s+[\d,]+\s+(?P=g)\s+(?P=e)\s"
+
+
 ATARI_ROWS = [
     r"bare ale-py ALE/Breakout-v5 \(frameskip 4\)",
     r"Coach Atari env \(skip 4, max-pool, sticky\)",
@@ -77,6 +130,24 @@ BENCHMARKS: dict[str, tuple[list[str], list[str]]] = {
             _row("SAC", "Pendulum_SAC", NUMBER, NUMBER, NUMBER, "201,988"),
             _row("TD3", "Pendulum_TD3", NUMBER, NUMBER, NUMBER, "367,403"),
             _row("DDPG", "Pendulum_DDPG", NUMBER, NUMBER, NUMBER, "244,802"),
+        ],
+    ),
+    # Fails, rather than skips, without stable-baselines3: `make install` installs it.
+    "peers": (
+        [],
+        [
+            *(
+                _same_setting(preset, algorithm, setting)
+                for preset, (algorithm, own) in PEERS.items()
+                for setting in [*PEER_SETTINGS, *own]
+            ),
+            _row("preset", "timing", "coach s", "sb3 s", "ratio", "target"),
+            *(
+                _row(preset, timing, NUMBER, NUMBER, NUMBER, "0.65")
+                for preset in PEERS
+                for timing in ("whole process", "training")
+            ),
+            *(_same_counts(preset) for preset in PEERS),
         ],
     ),
     "prioritized_replay": (
