@@ -323,21 +323,13 @@ class LevelManager(Level):
             testing = self.testing_subgoal or bool(info.extras.get("subgoal_test", False))
             self._below.testing_subgoal = testing
         response = self.environment.step(info.env_action)
-        for observer in self.observers:
-            observer.on_step(info, response, self.phase)
+        if self.observers:  # most levels have none: no loop set up every step
+            for observer in self.observers:
+                observer.on_step(info, response, self.phase)
         return response
 
     def _step_once(self, agent: Agent) -> EnvResponse:
-        """`_environment_step`, written out (the per-step path), then the agent observes and
-        trains."""
-        info = agent.act()
-        if self._below is not None:
-            testing = self.testing_subgoal or bool(info.extras.get("subgoal_test", False))
-            self._below.testing_subgoal = testing
-        response = self.environment.step(info.env_action)
-        if self.observers:
-            for observer in self.observers:
-                observer.on_step(info, response, self.phase)
+        response = self._environment_step(agent)
         agent.observe(response)
         agent.train()
         return response

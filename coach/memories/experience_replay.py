@@ -164,9 +164,7 @@ class ExperienceReplay(Memory):
         count, capacity = len(transition.reward), self.capacity
         if count > capacity:
             raise CoachError(f"a batch of {count} does not fit a memory of {capacity}")
-        start = self._position
-        # A slice where the rows do not wrap around the ring (`_positions`, inlined).
-        where = slice(start, start + count) if start + count <= capacity else self._positions(count)
+        where = self._positions(count)
         # The rows about to be overwritten stop being live first.
         if self._size > capacity - count:
             self._size = capacity - count
@@ -189,7 +187,7 @@ class ExperienceReplay(Memory):
                 )
             for key, column in self.extras.items():
                 column[where] = extras[key]
-        self._position = (start + count) % capacity
+        self._position = (self._position + count) % capacity
         self._size += count
         if self._filled < capacity:
             self._filled = min(self._filled + count, capacity)
