@@ -336,8 +336,8 @@ class Agent:
         assert self.memory is not None and self.learner is not None
         batch_size = self.params.algorithm.batch_size
         losses: dict[str, list[float | torch.Tensor]] = {}
-        for _ in range(steps):
-            for name, value in self.learner.learn(self.memory.sample(batch_size)).items():
+        for batch in self.memory.batches(batch_size, steps):
+            for name, value in self.learner.learn(batch).items():
                 losses.setdefault(name, []).append(value)
         self.training_rounds += 1
         self.training_steps += steps

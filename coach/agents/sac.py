@@ -41,6 +41,7 @@ from coach.memories.experience_replay import ExperienceReplayParameters
 from coach.memories.memory import MemoryParameters
 from coach.networks.distributions import GaussianDistribution
 from coach.networks.heads import GaussianPolicyHeadParameters
+from coach.networks.optimizer import Adam
 from coach.networks.parameters import NetworkParameters
 
 ActorDistribution = Callable[[dict[str, torch.Tensor]], GaussianDistribution]
@@ -181,9 +182,7 @@ class SACLearner(ActorCriticLearner):
         self.log_alpha = torch.tensor(
             math.log(algorithm.initial_temperature), device=self.device, requires_grad=True
         )
-        self.alpha_optimizer = torch.optim.Adam(
-            [self.log_alpha], lr=algorithm.temperature_learning_rate
-        )
+        self.alpha_optimizer = Adam([self.log_alpha], lr=algorithm.temperature_learning_rate)
 
     @property
     def alpha(self) -> float:

@@ -9,6 +9,7 @@ a frame-stacking filter) keeps each frame once, in a `FrameStore`, rather than e
 from __future__ import annotations
 
 import functools
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
@@ -20,7 +21,7 @@ from coach.core.spaces import StackedFrames
 from coach.core.types import Batch, Transition
 from coach.errors import CoachError
 from coach.memories.frame_store import FrameStore
-from coach.memories.memory import Memory
+from coach.memories.memory import Memory, TakesPriorities
 
 
 @runtime_checkable
@@ -75,6 +76,17 @@ def _column(capacity: int, space: spaces.Space[Any], dtype: Any = None) -> np.nd
         ) from None
 
 
+AHEAD_BYTES = 1 << 20
+"""How much of a training round's batches a uniform replay draws ahead (`batches`): well
+inside a core's L2 cache, and a few batches of Atari frames."""
+
+
+def _nbytes(batch: Batch) -> int:
+    arrays = [*batch.states.values(), *batch.next_states.values(), *batch.extras.values()]
+    arrays += [batch.actions, batch.rewards, batch.terminated, batch.truncated]
+    return sum(getattr(a, "nbytes", 0) for a in arrays)
+
+
 class ExperienceReplay(Memory):
     """A ring buffer of transitions sampled uniformly.
 
@@ -99,6 +111,9 @@ class ExperienceReplay(Memory):
             raise CoachError(f"a replay memory needs a capacity >= 1, got {capacity}")
         self.capacity = capacity
         self.rng = rng
+        self.draws_ahead = not isinstance(self, TakesPriorities)
+        """A round's batches may be drawn ahead (`batches`): not where the learner's steps
+        change the draws (priorities)."""
         plain = {
             k: s for k, s in observation_space.spaces.items() if not isinstance(s, StackedFrames)
         }
@@ -201,6 +216,24 @@ class ExperienceReplay(Memory):
         if self._size == self.capacity:
             return self.get(offsets)  # every row is live
         return self.get((self._position - self._size + offsets) % self.capacity)
+
+    def batches(self, batch_size: int, count: int) -> Iterator[Batch]:
+        """The round's batches, drawn ahead up to `AHEAD_BYTES` at a time: a uniform draw
+        reads only the memory's rows and generator, which a round's steps leave alone, so the
+        batches are the ones drawn in turn. Drawn one after another, their gathers do not
+        wait behind each gradient step's traffic in the caches (CartPole_DQN's step: 50 µs
+        of 750). A memory that takes new priorities after each step draws in turn."""
+        if not self.draws_ahead or count < 2:
+            yield from super().batches(batch_size, count)
+            return
+        first = self.sample(batch_size)
+        yield first
+        ahead = max(1, AHEAD_BYTES // max(_nbytes(first), 1))
+        left = count - 1
+        while left > 0:
+            drawn = [self.sample(batch_size) for _ in range(min(ahead, left))]
+            left -= len(drawn)
+            yield from drawn
 
     def get(self, indices: np.ndarray) -> Batch:
         """The transitions at ``indices`` (positions in the buffer) as a `Batch`."""

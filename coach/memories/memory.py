@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from collections.abc import Iterator
 from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
@@ -73,6 +74,13 @@ class Memory(ABC):
     @abstractmethod
     def __len__(self) -> int:
         """How many transitions are stored."""
+
+    def batches(self, batch_size: int, count: int) -> Iterator[Batch]:
+        """``count`` batches of ``batch_size`` for a training round's steps, in order. Each
+        is drawn just before its step here; a memory whose draws do not depend on what the
+        steps change may draw several ahead (the same batches, sooner)."""
+        for _ in range(count):
+            yield self.sample(batch_size)
 
     def stream(self, key: int) -> Memory:
         """Where source ``key`` stores, when several feed the memory (rollout workers).

@@ -71,6 +71,25 @@ class NoisyLinear(nn.Module):
         return nn.functional.linear(x, weight, bias)
 
 
+def run_layer(layer: nn.Module, x: torch.Tensor) -> torch.Tensor:
+    """``layer.forward(x)``; for a linear layer, a ReLU or a tanh, the op it runs called
+    directly (the same op, without `nn.Module`'s attribute lookups and functional wrappers:
+    a third of the cost of a small network acting on one observation)."""
+    kind = type(layer)
+    if kind is nn.Linear:
+        weights = layer._parameters
+        return _linear(x, weights["weight"], weights["bias"])  # type: ignore[arg-type]
+    if kind is nn.ReLU and not layer.inplace:
+        return torch.relu(x)
+    if kind is nn.Tanh:
+        return torch.tanh(x)
+    return layer.forward(x)  # type: ignore[no-any-return]
+
+
+_linear = torch._C._nn.linear
+"""`nn.functional.linear` (the builtin it is)."""
+
+
 def linear(in_features: int, out_features: int, noisy: bool) -> nn.Module:
     return NoisyLinear(in_features, out_features) if noisy else nn.Linear(in_features, out_features)
 
@@ -94,9 +113,9 @@ class ValueHead(nn.Module):
         self.value = linear(in_features, outputs, noisy) if dueling else None
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        out: torch.Tensor = self.advantage.forward(x).view(-1, self.actions, self.outputs)
+        out: torch.Tensor = run_layer(self.advantage, x).view(-1, self.actions, self.outputs)
         if self.value is not None:
-            value = self.value.forward(x).view(-1, 1, self.outputs)
+            value = run_layer(self.value, x).view(-1, 1, self.outputs)
             out = value + out - out.mean(dim=1, keepdim=True)
         return out.squeeze(-1) if self.outputs == 1 else out
 
@@ -183,7 +202,7 @@ class BootstrappedHeads(nn.Module):
         )
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return torch.stack([head.forward(x) for head in self.heads], dim=1)
+        return torch.stack([run_layer(head, x) for head in self.heads], dim=1)
 
 
 @dataclass(slots=True, kw_only=True)
@@ -210,7 +229,7 @@ class ScalarHead(nn.Module):
         self.linear = nn.Linear(in_features, 1)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        out: torch.Tensor = self.linear.forward(x)
+        out: torch.Tensor = run_layer(self.linear, x)
         return out.squeeze(-1)
 
 
@@ -247,9 +266,9 @@ class GaussianHead(nn.Module):
         self.log_std = None if state_dependent else nn.Parameter(torch.full((dims,), log_std))
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        mean = self.mean.forward(x)
+        mean = run_layer(self.mean, x)
         if self.state_log_std is not None:
-            log_std = self.state_log_std.forward(x).clamp(-20.0, 2.0)
+            log_std = run_layer(self.state_log_std, x).clamp(-20.0, 2.0)
         else:
             assert self.log_std is not None
             log_std = self.log_std.expand_as(mean)
@@ -296,7 +315,7 @@ class DeterministicPolicyHead(nn.Module):
         self.register_buffer("scale", (high - low) / 2)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return self.centre + self.scale * torch.tanh(self.linear.forward(x))
+        return self.centre + self.scale * torch.tanh(run_layer(self.linear, x))
 
 
 @dataclass(slots=True, kw_only=True)

@@ -22,7 +22,7 @@ from gymnasium import spaces
 from torch import nn
 
 from coach.errors import CoachError
-from coach.networks.heads import NoisyLinear
+from coach.networks.heads import NoisyLinear, run_layer
 from coach.networks.parameters import (
     InputEmbedderParameters,
     NetworkParameters,
@@ -47,8 +47,8 @@ class Layers(nn.Sequential):
     not run; hooks on the `Layers` do, when it is called."""
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        for layer in self:
-            x = layer.forward(x)
+        for layer in self._modules.values():
+            x = run_layer(layer, x)
         return x
 
 
@@ -171,7 +171,7 @@ class Model(nn.Module):
     def _heads(self, x: torch.Tensor) -> dict[str, torch.Tensor]:
         x = self.middleware.forward(x)
         return {
-            name: head.forward(x) for name, head in zip(self.head_names, self.heads, strict=True)
+            name: run_layer(head, x) for name, head in zip(self.head_names, self.heads, strict=True)
         }
 
     def forward(self, inputs: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:

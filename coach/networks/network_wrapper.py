@@ -14,7 +14,11 @@ import torch
 from gymnasium import spaces
 
 from coach.networks.model import Model, initialize
+from coach.networks.optimizer import AdamW, clip_grad_norm, defer_dynamo_import
 from coach.networks.parameters import NetworkParameters
+
+# Optimizers are built without importing TorchDynamo until something compiles (0.9 s a process).
+defer_dynamo_import()
 
 
 class NetworkWrapper:
@@ -67,7 +71,7 @@ class NetworkWrapper:
             )
             self._online_tensors = [t.data for t in self.online.parameters()]
             self._target_tensors = [t.data for t in self.target.parameters()]
-        self.optimizer = torch.optim.AdamW(
+        self.optimizer = AdamW(
             self.online.parameters(),
             lr=params.learning_rate,
             eps=params.adam_epsilon,
@@ -133,7 +137,7 @@ class NetworkWrapper:
         max_norm = self.params.gradient_clip_norm
         norm = None
         if max_norm is not None:
-            norm = torch.nn.utils.clip_grad_norm_(self._parameters, max_norm, foreach=True)
+            norm = clip_grad_norm(self._parameters, max_norm)
         self.optimizer.step()
         return norm
 

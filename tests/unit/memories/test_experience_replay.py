@@ -268,3 +268,34 @@ def test_a_space_without_a_shape_raises() -> None:
 def test_a_memory_the_machine_cannot_hold_is_refused_naming_max_size(capacity: int) -> None:
     with pytest.raises(CoachError, match=rf"replay memory of {capacity} .* lower its max_size"):
         ExperienceReplay(capacity, OBSERVATION_SPACE, ACTION_SPACE, np.random.default_rng(0))
+
+
+def test_a_round_drawn_ahead_is_the_batches_drawn_in_turn():
+    ahead, in_turn = _memory(500, seed=3), _memory(500, seed=3)
+    for memory in (ahead, in_turn):
+        _store(memory, list(range(300)))
+    drawn = list(ahead.batches(16, 40))
+    expected = [in_turn.sample(16) for _ in range(40)]
+    assert len(drawn) == 40
+    for got, want in zip(drawn, expected, strict=True):
+        np.testing.assert_array_equal(got.indices, want.indices)
+        _assert_consistent(got)
+    assert ahead.rng.integers(1 << 30) == in_turn.rng.integers(1 << 30)
+
+
+def test_a_round_is_drawn_ahead_within_its_byte_budget(monkeypatch):
+    import coach.memories.experience_replay as replay
+
+    memory = _memory(500)
+    _store(memory, list(range(300)))
+    batch_bytes = replay._nbytes(memory.sample(8))
+    monkeypatch.setattr(replay, "AHEAD_BYTES", 3 * batch_bytes)
+    draws: list[int] = []
+    sample = memory.sample
+    monkeypatch.setattr(memory, "sample", lambda n: draws.append(n) or sample(n))
+    rounds = memory.batches(8, 10)
+    next(rounds)  # the first batch, then three more at a time
+    assert len(draws) == 1
+    next(rounds)
+    assert len(draws) == 4
+    assert len(list(rounds)) == 8 and len(draws) == 10

@@ -475,3 +475,16 @@ def test_parameter_defaults() -> None:
     assert params.beta_schedule is not PrioritizedExperienceReplayParameters().beta_schedule
     with pytest.raises(AttributeError):
         params.alhpa = 0.5  # type: ignore[attr-defined]
+
+
+def test_a_round_is_drawn_in_turn_as_the_priorities_change():
+    memory = _memory(64)
+    _store(memory, list(range(64)))
+    assert not memory.draws_ahead
+    rounds = memory.batches(8, 3)
+    first = next(rounds)
+    # the step's new priorities reach the next draw: only row 5 matters now
+    memory.update_priorities(first.indices, np.zeros(len(first.indices)))
+    memory.update_priorities(np.arange(64), np.where(np.arange(64) == 5, 1e6, 1e-9))
+    second = next(rounds)
+    assert (second.indices == 5).all()
