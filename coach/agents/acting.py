@@ -79,6 +79,7 @@ class Policy(ABC):
         self.rng = rng
         self.torch_generator = torch_generator
         self.device = device
+        self.on_cpu = device.type == "cpu"
         self.exploration = exploration
         self.explore = True
         """False while the level above tests a subgoal: act without exploration (HAC)."""
@@ -146,7 +147,14 @@ class Policy(ABC):
         return outputs
 
     def tensors(self, observation: Observation) -> dict[str, torch.Tensor]:
-        """A batch of observations as tensors on the policy's device."""
+        """A batch of observations as tensors on the policy's device (on the CPU, a NumPy
+        array's tensor shares its memory, as ``torch.as_tensor`` would make it, at a third
+        of the cost: acting reads it at once and keeps nothing)."""
+        if self.on_cpu:
+            return {
+                k: torch.from_numpy(v) if type(v) is np.ndarray else torch.as_tensor(v)
+                for k, v in observation.items()
+            }
         return {k: torch.as_tensor(v, device=self.device) for k, v in observation.items()}
 
     def random_actions(self, state: Observation, rows: np.ndarray | None = None) -> np.ndarray:
