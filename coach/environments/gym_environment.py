@@ -25,6 +25,12 @@ from coach.environments.environment import Environment
 from coach.errors import CoachError
 
 
+def _read_only(array: np.ndarray) -> np.ndarray:
+    view = array.view()
+    view.flags.writeable = False
+    return view
+
+
 class GymEnvironment(Environment):
     """``num_envs`` copies of a gymnasium environment behind Coach's batched interface.
 
@@ -75,6 +81,10 @@ class GymEnvironment(Environment):
             # One copy, one observation array: the same responses with less work a step.
             key, shape, dtype = self._buffer_specs[0]
             self._single = (self.envs[0], key, dtype, len(shape))
+            # The step's reward, return and length, overwritten by the next step (a response's
+            # arrays are the environment's until its next call); read-only outside.
+            self._scalars = np.zeros(1, dtype=np.float32), np.zeros(1), np.zeros(1, dtype=np.int64)
+            self._scalar_views = tuple(_read_only(a) for a in self._scalars)
             self.step = self._step_single  # type: ignore[method-assign]
 
     @property
@@ -166,16 +176,21 @@ class GymEnvironment(Environment):
         returns[0] += float(r)
         lengths[0] += 1
         self.total_steps += 1
+        reward, episode_return, episode_length = self._scalars
+        reward[0] = r
+        episode_return[0] = returns[0]
+        episode_length[0] = lengths[0]
         # A new array each step (`fresh_observations`), (1, ...) in the space's dtype.
         observation = {key: np.array(obs, dtype=dtype, ndmin=ndim)}
+        views = self._scalar_views
         response = EnvResponse(
             observation,
-            np.array((r,), dtype=np.float32),  # reward
+            views[0],  # reward
             self._no_flags,  # terminated
             self._no_flags,  # truncated
             observation,  # next_observation
-            np.array(returns),  # episode_return
-            np.array(lengths, dtype=np.int64),  # episode_length
+            views[1],  # episode_return
+            views[2],  # episode_length
             [info],
             self._no_flags,  # episode_started
         )

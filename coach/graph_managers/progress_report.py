@@ -69,6 +69,8 @@ class ProgressReport:
         self.run = run
         self._last = (0.0, 0)
         """When the last progress line was written, and the run's env steps then."""
+        self._due = 0.0
+        """When the next progress line is due (`time.perf_counter`)."""
         self._bars: list[tuple[ProgressBar, Callable[[], float], Callable[[], str]]] = []
         """The open bars, each with what it shows (done, postfix); the last one is drawn."""
 
@@ -76,15 +78,17 @@ class ProgressReport:
         """Steps start (a phase, a training period): the next progress line is due a
         ``progress_seconds`` from now."""
         self._last = (time.perf_counter(), self.run._total_env_steps())
+        self._due = self._last[0] + self.run.context.progress_seconds
 
     def step(self) -> None:
         """After each step (or block of steps): the progress line and the bar, when due."""
         now = time.perf_counter()
-        last_time, last_steps = self._last
-        if now - last_time >= self.run.context.progress_seconds:
+        if now >= self._due:  # once a step: the due time is kept, not worked out
+            last_time, last_steps = self._last
             steps = self.run._total_env_steps()
             self.line(now - last_time, steps - last_steps)
             self._last = (now, steps)
+            self._due = now + self.run.context.progress_seconds
         if self._bars:
             self.tick()
 

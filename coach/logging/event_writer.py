@@ -5,19 +5,76 @@ costs about 70 microseconds per scalar here, mostly in GIL hand-offs. This write
 appends ``(tag, value, step, time)`` to a list and serializes the list, in TensorBoard's
 record format, when it is flushed (the logger flushes on its progress ticks, after each
 evaluation and on close). Files read back with TensorBoard's ``EventAccumulator``.
+
+A scalar event is encoded here (`scalar_record`): the same bytes as protobuf's
+``Event.SerializeToString()``, framed with CRC-32C checksums from ``google-crc32c``'s C code.
+TensorBoard's own framing computes them in pure Python, byte by byte: with the protobuf
+objects, about 7 µs a scalar, half a microsecond of every env step of a short-episode heatup
+(two scalars an episode).
 """
 
 from __future__ import annotations
 
+import math
 import socket
+import struct
 import time
 from pathlib import Path
 
+import google_crc32c
 from tensorboard.compat.proto.event_pb2 import Event
 from tensorboard.compat.proto.summary_pb2 import Summary
 from tensorboard.summary.writer.record_writer import RecordWriter
 
 _file_counter = 0
+
+_U64 = struct.Struct("<Q")
+_U32 = struct.Struct("<I")
+_F64 = struct.Struct("<d")
+_F32 = struct.Struct("<f")
+
+
+def _varint(n: int) -> bytes:
+    n &= (1 << 64) - 1  # an int64 below zero is its two's complement
+    out = bytearray()
+    while n > 0x7F:
+        out.append((n & 0x7F) | 0x80)
+        n >>= 7
+    out.append(n)
+    return bytes(out)
+
+
+def _float32(value: float) -> bytes:
+    try:
+        return _F32.pack(value)
+    except OverflowError:  # beyond float32: infinity, as protobuf rounds it
+        return _F32.pack(math.copysign(math.inf, value))
+
+
+def _masked_crc(data: bytes) -> bytes:
+    crc = google_crc32c.value(data)
+    return _U32.pack((((crc >> 15) | (crc << 17)) + 0xA282EAD8) & 0xFFFFFFFF)
+
+
+def scalar_event(tag: str, value: float, step: int, wall_time: float) -> bytes:
+    """``Event(step, wall_time, summary=Summary(value=[Value(tag, simple_value)]))``
+    serialized, byte for byte as protobuf writes it (proto3: an empty tag, a zero step or
+    wall time is left out; the simple value, in a oneof, never is)."""
+    name = tag.encode()
+    entry = (b"\x0a" + _varint(len(name)) + name if name else b"") + b"\x15" + _float32(value)
+    summary = b"\x0a" + _varint(len(entry)) + entry
+    event = b""
+    if wall_time != 0.0 or math.copysign(1.0, wall_time) < 0:
+        event += b"\x09" + _F64.pack(wall_time)
+    if step:
+        event += b"\x10" + _varint(step)
+    return event + b"\x2a" + _varint(len(summary)) + summary
+
+
+def record(data: bytes) -> bytes:
+    """``data`` framed as a TFRecord: its length and the masked CRC-32C of each."""
+    header = _U64.pack(len(data))
+    return header + _masked_crc(header) + data + _masked_crc(data)
 
 
 class EventWriter:
@@ -64,13 +121,8 @@ class EventWriter:
         self._pending.append((tag, float(value), int(step), time.time()))
 
     def flush(self) -> None:
-        for tag, value, step, wall_time in self._pending:
-            event = Event(
-                step=step,
-                wall_time=wall_time,
-                summary=Summary(value=[Summary.Value(tag=tag, simple_value=value)]),
-            )
-            self._records.write(event.SerializeToString())
+        if self._pending:
+            self._file.write(b"".join(record(scalar_event(*scalar)) for scalar in self._pending))
         self._pending.clear()
         self._file.flush()
 
