@@ -190,6 +190,7 @@ class ExperienceReplay(Memory):
             column[where] = state[key][0] if row else state[key]
             self.next_states[key][where] = next_state[key][0] if row else next_state[key]
         for key, store in self.frame_stores.items():
+            assert not isinstance(where, int)  # frames are stored by slice or rows
             store.store(
                 where, state[key], next_state[key], functools.partial(self._forget_before, store)
             )
