@@ -19,7 +19,8 @@ the best time per gradient step of each, their ratio (the aim: 1.15 or less for 
 TD3, 1.3 or less for the others) and the parameters trained (the floor's; Coach's in
 brackets where they differ). The time is this process's CPU time by default (``--clock
 cpu``): with one torch thread it is the wall time of an idle machine, and other processes
-on a shared one barely change it; ``--clock wall`` takes the wall time. ``--short`` runs 20
+on a shared one barely change it; ``--clock wall`` takes the wall time (what to read with
+``--threads`` above 1: CPU time adds up every thread's). ``--short`` runs 20
 steps of each, once (for tests).
 """
 
@@ -95,13 +96,17 @@ def measure(
     heatup: int,
     tmp: Path,
     clock: Callable[[], float],
+    threads: int = 1,
 ) -> tuple[float, float, int, int]:
     """The best seconds per gradient step of the floor and of Coach, timed in turn by
-    ``clock``, and the parameters each trains."""
+    ``clock`` on ``threads`` torch threads, and the parameters each trains."""
     floor = floor_of()
     floor.call()  # warm
     graph = load_preset(preset).graph_manager.create_graph(
-        RunContext(seed=0, experiment_dir=tmp, quiet=True, progress_seconds=1e9)
+        # The run's own thread count, which building the graph sets for the process.
+        RunContext(
+            seed=0, experiment_dir=tmp, quiet=True, progress_seconds=1e9, num_threads=threads
+        )
     )
     coach = coach_update(graph, heatup)
     best_floor = best_coach = float("inf")
@@ -128,7 +133,16 @@ def main() -> None:
         for family, preset, floor_of in FAMILIES:
             if args.only and family not in args.only:
                 continue
-            times = measure(preset, floor_of, steps, repeats, heatup, Path(tmp), CLOCKS[args.clock])
+            times = measure(
+                preset,
+                floor_of,
+                steps,
+                repeats,
+                heatup,
+                Path(tmp),
+                CLOCKS[args.clock],
+                args.threads,
+            )
             rows.append((family, preset, *times))
     print(
         f"\ngradient step time against the floor ({args.clock} time, best of {repeats} x "
