@@ -22,6 +22,7 @@ import torch
 from gymnasium import spaces
 
 from coach.agents.hidden_state import HiddenStates
+from coach.agents.learning import cpu_tensor
 from coach.core.action_masks import (
     ACTION_MASK,
     has_action_mask,
@@ -147,14 +148,10 @@ class Policy(ABC):
         return outputs
 
     def tensors(self, observation: Observation) -> dict[str, torch.Tensor]:
-        """A batch of observations as tensors on the policy's device (on the CPU, a NumPy
-        array's tensor shares its memory, as ``torch.as_tensor`` would make it, at a third
-        of the cost: acting reads it at once and keeps nothing)."""
+        """A batch of observations as tensors on the policy's device (on the CPU sharing the
+        arrays' memory, `cpu_tensor`: acting reads them at once and keeps nothing)."""
         if self.on_cpu:
-            return {
-                k: torch.from_numpy(v) if type(v) is np.ndarray else torch.as_tensor(v)
-                for k, v in observation.items()
-            }
+            return {k: cpu_tensor(v) for k, v in observation.items()}
         return {k: torch.as_tensor(v, device=self.device) for k, v in observation.items()}
 
     def random_actions(self, state: Observation, rows: np.ndarray | None = None) -> np.ndarray:

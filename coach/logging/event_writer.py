@@ -6,8 +6,9 @@ appends ``(tag, value, step, time)`` to a list and serializes the list, in Tenso
 record format, when it is flushed (the logger flushes on its progress ticks, after each
 evaluation and on close). Files read back with TensorBoard's ``EventAccumulator``.
 
-A scalar event is encoded here (`scalar_record`): the same bytes as protobuf's
-``Event.SerializeToString()``, framed with CRC-32C checksums from ``google-crc32c``'s C code.
+A scalar event is encoded here (`scalar_event`): the same bytes as protobuf's
+``Event.SerializeToString()``. Every event is framed here too (`record`), with CRC-32C
+checksums from ``google-crc32c``'s C code.
 TensorBoard's own framing computes them in pure Python, byte by byte: with the protobuf
 objects, about 7 µs a scalar, half a microsecond of every env step of a short-episode heatup
 (two scalars an episode).
@@ -24,7 +25,6 @@ from pathlib import Path
 import google_crc32c
 from tensorboard.compat.proto.event_pb2 import Event
 from tensorboard.compat.proto.summary_pb2 import Summary
-from tensorboard.summary.writer.record_writer import RecordWriter
 
 _file_counter = 0
 
@@ -95,21 +95,19 @@ class EventWriter:
             with open(self.path, "r+b") as f:
                 f.truncate(resume[1])
             self._file = open(self.path, "ab")  # noqa: SIM115 - closed in close()
-            self._records = RecordWriter(self._file)
             return
         _file_counter += 1
         name = f"events.out.tfevents.{time.time():.6f}.{socket.gethostname()}.{_file_counter}"
         self.path = directory / name
         self._file = open(self.path, "wb")  # noqa: SIM115 - closed in close()
-        self._records = RecordWriter(self._file)
-        self._records.write(
-            Event(wall_time=time.time(), file_version="brain.Event:2").SerializeToString()
+        self._file.write(
+            record(Event(wall_time=time.time(), file_version="brain.Event:2").SerializeToString())
         )
 
     def write_summary(self, summary: Summary, step: int = 0) -> None:
         """Write a prepared summary (hparams, images) at once."""
         event = Event(step=step, wall_time=time.time(), summary=summary)
-        self._records.write(event.SerializeToString())
+        self._file.write(record(event.SerializeToString()))
         self._file.flush()
 
     @property

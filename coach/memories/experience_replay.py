@@ -179,31 +179,26 @@ class ExperienceReplay(Memory):
         count, capacity = len(transition.reward), self.capacity
         if count > capacity:
             raise CoachError(f"a batch of {count} does not fit a memory of {capacity}")
-        # One copy's step is one row, written by index with each value's row (a slice of one
-        # costs twice as much, and NumPy takes no 1-array for a flat column's element).
+        # One copy's step is one row, written by index with each value's row: a slice of one
+        # costs twice as much, and NumPy takes no 1-array for a flat column's element.
         row = count == 1 and not self.frame_stores
         where = self._position if row else self._positions(count)
+        pick: int | slice = 0 if row else slice(None)
         # The rows about to be overwritten stop being live first.
         if self._size > capacity - count:
             self._size = capacity - count
         for key, column in self.states.items():
-            column[where] = state[key][0] if row else state[key]
-            self.next_states[key][where] = next_state[key][0] if row else next_state[key]
+            column[where] = state[key][pick]
+            self.next_states[key][where] = next_state[key][pick]
         for key, store in self.frame_stores.items():
             assert not isinstance(where, int)  # frames are stored by slice or rows
             store.store(
                 where, state[key], next_state[key], functools.partial(self._forget_before, store)
             )
-        if row:
-            self.actions[where] = transition.action[0]
-            self.rewards[where] = transition.reward[0]
-            self.terminated[where] = transition.terminated[0]
-            self.truncated[where] = transition.truncated[0]
-        else:
-            self.actions[where] = transition.action
-            self.rewards[where] = transition.reward
-            self.terminated[where] = transition.terminated
-            self.truncated[where] = transition.truncated
+        self.actions[where] = transition.action[pick]
+        self.rewards[where] = transition.reward[pick]
+        self.terminated[where] = transition.terminated[pick]
+        self.truncated[where] = transition.truncated[pick]
         if extras or self.extras:
             if extras.keys() != self.extras.keys():
                 raise CoachError(
@@ -211,7 +206,7 @@ class ExperienceReplay(Memory):
                     f"got {sorted(extras)}"
                 )
             for key, column in self.extras.items():
-                column[where] = extras[key][0] if row else extras[key]
+                column[where] = extras[key][pick]
         self._position = (self._position + count) % capacity
         self._size += count
         if self._filled < capacity:

@@ -176,7 +176,6 @@ class _LeanStep(torch.optim.Optimizer):
         grads: list[torch.Tensor] = [p.grad for p in kept.params]  # type: ignore[misc]
         if any(g is None for g in grads) or isinstance(group["lr"], torch.Tensor):
             return False
-
         beta1, beta2 = group["betas"]
         torch._foreach_add_(kept.steps, 1)
         kernel = torch._fused_adamw_ if group["decoupled_weight_decay"] else torch._fused_adam_
