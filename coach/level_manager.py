@@ -331,7 +331,8 @@ class LevelManager(Level):
     def _step_once(self, agent: Agent) -> EnvResponse:
         response = self._environment_step(agent)
         agent.observe(response)
-        agent.train()
+        if agent.phase is RunPhase.TRAIN:  # agents learn in training only
+            agent.train()
         return response
 
     def close(self) -> None:

@@ -37,6 +37,9 @@ from coach.core.run_phase import EVALUATE, TRAIN, RunPhase
 from coach.core.types import ActionInfo, EnvResponse, Observation, Transition, any_set
 from coach.errors import CoachError
 
+COUNTERS = ("env_steps", "training_env_steps", "training_rounds", "training_steps", "episodes")
+"""An agent's clocks, as its checkpoints keep them."""
+
 
 class Agent:
     """The shared part of every agent.
@@ -239,9 +242,12 @@ class Agent:
             assert info is not None, "the outcomes of some copies come with their actions"
             observe_rows(self, response, rows, info)
             return
-        phase = self.phase
-        learning = phase is not EVALUATE
-        next_state = self.input_filter.filter_observation(response.next_observation, learning)
+        learning = self.phase is not EVALUATE
+        filters, fresh = self.input_filter, self.fresh_observations
+        plain = fresh and not filters.filters_observations  # the environment's arrays as they are
+        next_state = response.next_observation
+        if not plain:
+            next_state = filters.filter_observation(next_state, learning)
         if learning:
             info = self.last_info
             assert info is not None, "observe follows act"
@@ -252,7 +258,10 @@ class Agent:
             self.handle_episode_ended(done, response)
         if self.policy.recurrent and any_set(response.episode_started):
             self.policy.episodes_started(response.episode_started)
-        self.state = self.input_filter.state_after(response, next_state, self.fresh_observations)
+        if plain:
+            self.state = response.observation
+        else:
+            self.state = filters.state_after(response, next_state, fresh)
 
     def keep_step(
         self,
@@ -264,18 +273,15 @@ class Agent:
     ) -> None:
         """Store the step from ``state`` (filtered) taken with ``info`` (the copies ``rows``,
         or every copy), its reward filtered, and count it on the agent's clocks."""
-        reward = self.input_filter.filter_reward(response.reward, True, rows)
+        reward = response.reward
+        if self.input_filter.reward_filters:
+            reward = self.input_filter.filter_reward(reward, True, rows)
         # The fields in their order (keywords cost a microsecond more a step); the extras
         # are a fresh record per action: no copy needed.
         step = Transition(
-            state,
-            info.action,
-            reward,
-            next_state,
-            response.terminated,
-            response.truncated,
-            info.memory_extras,
-        )
+            state, info.action, reward, next_state,
+            response.terminated, response.truncated, info.memory_extras,
+        )  # fmt: skip
         self.store(step, info, rows)
         self.env_steps += len(reward)
         if self.phase is TRAIN:
@@ -359,13 +365,7 @@ class Agent:
             "output_filter": self.output_filter.state_dict(),
             "policy": self.policy.state_dict(),
             "learner": self.learner.state_dict() if self.learner is not None else {},
-            "counters": {
-                "env_steps": self.env_steps,
-                "training_env_steps": self.training_env_steps,
-                "training_rounds": self.training_rounds,
-                "training_steps": self.training_steps,
-                "episodes": self.episodes,
-            },
+            "counters": {name: getattr(self, name) for name in COUNTERS},
         }
 
     def load_state_dict(self, state: dict[str, Any], episodes_in_flight: bool = True) -> None:

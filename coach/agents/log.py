@@ -39,9 +39,8 @@ def log_ended_episodes(
 ) -> None:
     """Report each episode that ended in ``response`` (the copies in ``done``): its return,
     length and, for goal-based tasks and the levels of a hierarchy, whether it succeeded."""
-    for i in np.flatnonzero(done):
-        info = response.infos[i] if response.infos else {}
+    infos, returns, lengths = response.infos, response.episode_return, response.episode_length
+    for i in done.nonzero()[0].tolist():  # Python ints; `item` gives Python numbers
+        info = infos[i] if infos else {}
         success = float(info["is_success"]) if "is_success" in info else None
-        log.episode(
-            phase, float(response.episode_return[i]), int(response.episode_length[i]), success
-        )
+        log.episode(phase, float(returns.item(i)), int(lengths.item(i)), success)

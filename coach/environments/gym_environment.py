@@ -85,6 +85,8 @@ class GymEnvironment(Environment):
             # arrays are the environment's until its next call); read-only outside.
             self._scalars = np.zeros(1, dtype=np.float32), np.zeros(1), np.zeros(1, dtype=np.int64)
             self._scalar_views = tuple(_read_only(a) for a in self._scalars)
+            self._one_flag = _read_only(np.ones(1, dtype=bool))
+            """The set flag of a step where the episode ended, shared as `_no_flags` is."""
             self.step = self._step_single  # type: ignore[method-assign]
 
     @property
@@ -197,9 +199,9 @@ class GymEnvironment(Environment):
         if term or trunc:
             first, _ = env.reset()
             response.observation = {key: np.array(first, dtype=dtype, ndmin=ndim)}
-            response.terminated = np.array((term,), dtype=bool)
-            response.truncated = np.array((trunc,), dtype=bool)
-            response.episode_started = np.ones(1, dtype=bool)
+            response.terminated = self._one_flag if term else self._no_flags
+            response.truncated = self._one_flag if trunc else self._no_flags
+            response.episode_started = self._one_flag
             returns[0] = 0.0
             lengths[0] = 0
             self.total_episodes += 1

@@ -98,7 +98,7 @@ class InputFilter:
         one started. Copies, kept past the environment's next step, unless ``fresh``: the
         environment makes new arrays for every response and no filter changed them. With
         ``rows``, the response's rows are the copies ``rows``."""
-        if not self.filters_observations:
+        if self.select_keys is None and not self.observation_filters:  # (filters_observations)
             # Unfiltered, it is the environment's ``observation`` as it is, new episodes'
             # first observations included.
             if fresh:

@@ -60,15 +60,29 @@ def scalar_event(tag: str, value: float, step: int, wall_time: float) -> bytes:
     """``Event(step, wall_time, summary=Summary(value=[Value(tag, simple_value)]))``
     serialized, byte for byte as protobuf writes it (proto3: an empty tag, a zero step or
     wall time is left out; the simple value, in a oneof, never is)."""
-    name = tag.encode()
-    entry = (b"\x0a" + _varint(len(name)) + name if name else b"") + b"\x15" + _float32(value)
-    summary = b"\x0a" + _varint(len(entry)) + entry
+    head = _SUMMARY_HEADS.get(tag)
+    if head is None:
+        head = _summary_head(tag)
+        if len(_SUMMARY_HEADS) < 4096:  # a run's tags, not every tag ever made
+            _SUMMARY_HEADS[tag] = head
     event = b""
     if wall_time != 0.0 or math.copysign(1.0, wall_time) < 0:
-        event += b"\x09" + _F64.pack(wall_time)
+        event = b"\x09" + _F64.pack(wall_time)
     if step:
-        event += b"\x10" + _varint(step)
-    return event + b"\x2a" + _varint(len(summary)) + summary
+        event += b"\x10" + (bytes((step,)) if 0 < step < 0x80 else _varint(step))
+    return event + head + _float32(value)
+
+
+_SUMMARY_HEADS: dict[str, bytes] = {}
+"""Per tag, an event's summary field up to the scalar's four bytes (`_summary_head`): a
+run writes the same few tags over and over."""
+
+
+def _summary_head(tag: str) -> bytes:
+    name = tag.encode()
+    entry = (b"\x0a" + _varint(len(name)) + name if name else b"") + b"\x15"
+    summary = b"\x0a" + _varint(len(entry) + 4) + entry
+    return b"\x2a" + _varint(len(summary) + 4) + summary
 
 
 def record(data: bytes) -> bytes:

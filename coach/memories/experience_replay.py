@@ -119,6 +119,7 @@ class ExperienceReplay(Memory):
         }
         self.states = {k: _column(capacity, s) for k, s in plain.items()}
         self.next_states = {k: _column(capacity, s) for k, s in plain.items()}
+        self._shaped_states = all(c.ndim > 1 for c in self.states.values())
         self.frame_stores = {
             k: FrameStore(capacity, s)
             for k, s in observation_space.spaces.items()
@@ -187,9 +188,15 @@ class ExperienceReplay(Memory):
         # The rows about to be overwritten stop being live first.
         if self._size > capacity - count:
             self._size = capacity - count
-        for key, column in self.states.items():
-            column[where] = state[key][pick]
-            self.next_states[key][where] = next_state[key][pick]
+        if row and self._shaped_states:  # a (1, ...) array fills a shaped column's row
+            next_columns = self.next_states
+            for key, column in self.states.items():
+                column[where] = state[key]
+                next_columns[key][where] = next_state[key]
+        else:
+            for key, column in self.states.items():
+                column[where] = state[key][pick]
+                self.next_states[key][where] = next_state[key][pick]
         for key, store in self.frame_stores.items():
             assert not isinstance(where, int)  # frames are stored by slice or rows
             store.store(

@@ -28,7 +28,11 @@ def _protobuf(tag: str, value: float, step: int, wall_time: float) -> bytes:
     wall_time=st.floats(allow_nan=False) | st.just(0.0),
 )
 def test_a_scalar_event_is_protobuf_s_bytes(tag, value, step, wall_time):
-    assert scalar_event(tag, value, step, wall_time) == _protobuf(tag, value, step, wall_time)
+    expected = _protobuf(tag, value, step, wall_time)
+    assert scalar_event(tag, value, step, wall_time) == expected
+    assert scalar_event(tag, value, step, wall_time) == expected  # the tag's head kept
+    small = step % 200  # one-byte steps take their own path
+    assert scalar_event(tag, value, small, wall_time) == _protobuf(tag, value, small, wall_time)
 
 
 @given(data=st.binary(max_size=2000))

@@ -55,6 +55,18 @@ def test_logger_writes_csv_tensorboard_and_log(tmp_path: Path) -> None:
         ("train", "250", "30.0"),
         ("evaluate", "250", "20.0"),
     ]
+    episode = rows[1]  # every column, the evaluation summary's blank
+    assert {k: v for k, v in episode.items() if k != "wall_time"} == {
+        "phase": "train",
+        "agent": "main_level.agent",
+        "env_steps": "250",
+        "training_steps": "7",
+        "episode": "2",
+        "reward": "30.0",
+        "length": "30",
+        **dict.fromkeys(["reward_std", "reward_min", "reward_max", "episodes", "success_rate"], ""),
+    }
+    assert float(episode["wall_time"]) >= 0.0
     evaluation = rows[-1]
     assert float(evaluation["reward_std"]) == pytest.approx(8.16496, rel=1e-4)
     assert (evaluation["reward_min"], evaluation["reward_max"], evaluation["episodes"]) == (

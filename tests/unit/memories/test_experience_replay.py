@@ -201,6 +201,27 @@ def test_a_single_step_stores_as_a_batch_of_one() -> None:
     np.testing.assert_array_equal(batch.truncated, [False])
 
 
+@pytest.mark.parametrize("keys", [("cell",), ("cell", "position")])
+def test_one_step_of_a_flat_observation_fills_its_row(keys) -> None:
+    """A discrete observation's column is flat (one number a row) beside shaped ones."""
+    observation_space = spaces.Dict(
+        {"cell": spaces.Discrete(16), "position": spaces.Box(-1.0, 1.0, (2,))}
+    )
+    observation_space = spaces.Dict({k: observation_space[k] for k in keys})
+    memory = ExperienceReplay(3, observation_space, spaces.Discrete(4), np.random.default_rng(0))
+    for t in range(4):  # around the ring once
+        state = {"cell": np.array([t]), "position": np.full((1, 2), t / 10)}
+        next_state = {"cell": np.array([t + 1]), "position": np.full((1, 2), (t + 1) / 10)}
+        flags, reward = np.zeros(1, dtype=bool), np.array([t], np.float32)
+        memory.store(Transition(state, np.array([t % 4]), reward, next_state, flags, flags))
+    batch = memory.get(np.array([0, 1, 2]))  # row 0 holds the fourth step
+    np.testing.assert_array_equal(batch.states["cell"], [3, 1, 2])
+    np.testing.assert_array_equal(batch.next_states["cell"], [4, 2, 3])
+    if "position" in keys:
+        np.testing.assert_allclose(batch.states["position"], [[0.3] * 2, [0.1] * 2, [0.2] * 2])
+    np.testing.assert_array_equal(batch.actions, [3, 1, 2])
+
+
 def test_state_dict_round_trip() -> None:
     memory = _memory(6)
     _store(memory, [0, 1, 2, 3])
