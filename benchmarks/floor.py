@@ -5,7 +5,8 @@ PyTorch, with no framework around it.
                                [--only FAMILY ...] [--short]
 
 For each agent family (DQN, C51 and QR-DQN on their CartPole presets' settings, Clipped PPO
-on CartPole_ClippedPPO's, SAC, TD3 and DDPG on their Pendulum presets'), the floor is a
+on CartPole_ClippedPPO's, SAC, TD3 and DDPG on their Pendulum presets', SAC and TD3 again
+with their twin critics stacked into one network), the floor is a
 minimal hand-written update (`benchmarks.floors`): the same network shapes, batch, losses,
 optimizer (fused Adam), gradient clipping (foreach) and target networks, sampling its batch
 by index from tensors already in memory. Coach's figure is its learner's whole gradient step
@@ -44,6 +45,7 @@ from coach.agents.on_policy_learning import OnPolicyLearner
 from coach.core.step_units import EnvironmentSteps
 from coach.graph_managers.graph_manager import GraphManager
 from coach.graph_managers.parameters import RunContext
+from coach.parameters import set_parameter
 from coach.presets import load_preset
 
 
@@ -73,16 +75,21 @@ def coach_update(graph: GraphManager, heatup: int) -> Update:
     return Update(lambda: learner.learn(memory.sample(batch_size)), 1, _online_parameters(learner))
 
 
-FAMILIES: list[tuple[str, str, Callable[[], Update]]] = [
-    ("DQN", "CartPole_DQN", dqn_floor),
-    ("C51", "CartPole_C51", c51_floor),
-    ("QR-DQN", "CartPole_QR_DQN", qr_dqn_floor),
-    ("PPO", "CartPole_ClippedPPO", clipped_ppo_floor),
-    ("SAC", "Pendulum_SAC", sac_floor),
-    ("TD3", "Pendulum_TD3", td3_floor),
-    ("DDPG", "Pendulum_DDPG", ddpg_floor),
+STACKED = ("agent.algorithm.stack_critics", "True")
+
+FAMILIES: list[tuple[str, str, Callable[[], Update], tuple[tuple[str, str], ...]]] = [
+    ("DQN", "CartPole_DQN", dqn_floor, ()),
+    ("C51", "CartPole_C51", c51_floor, ()),
+    ("QR-DQN", "CartPole_QR_DQN", qr_dqn_floor, ()),
+    ("PPO", "CartPole_ClippedPPO", clipped_ppo_floor, ()),
+    ("SAC", "Pendulum_SAC", sac_floor, ()),
+    ("SAC-stk", "Pendulum_SAC", sac_floor, (STACKED,)),
+    ("TD3", "Pendulum_TD3", td3_floor, ()),
+    ("TD3-stk", "Pendulum_TD3", td3_floor, (STACKED,)),
+    ("DDPG", "Pendulum_DDPG", ddpg_floor, ()),
 ]
-"""Each family's name, the preset whose learner is timed, and its floor."""
+"""Each family's name, the preset whose learner is timed, its floor, and overrides of the
+preset (``-stk``: the twin critics stacked into one network, against the same floor)."""
 
 
 CLOCKS: dict[str, Callable[[], float]] = {"cpu": time.process_time, "wall": time.perf_counter}
@@ -97,12 +104,17 @@ def measure(
     tmp: Path,
     clock: Callable[[], float],
     threads: int = 1,
+    overrides: tuple[tuple[str, str], ...] = (),
 ) -> tuple[float, float, int, int]:
-    """The best seconds per gradient step of the floor and of Coach, timed in turn by
-    ``clock`` on ``threads`` torch threads, and the parameters each trains."""
+    """The best seconds per gradient step of the floor and of Coach (its preset with
+    ``overrides``), timed in turn by ``clock`` on ``threads`` torch threads, and the
+    parameters each trains."""
     floor = floor_of()
     floor.call()  # warm
-    graph = load_preset(preset).graph_manager.create_graph(
+    graph_manager = load_preset(preset).graph_manager
+    for path, value in overrides:
+        set_parameter(graph_manager.parameters(), path, value)
+    graph = graph_manager.create_graph(
         # The run's own thread count, which building the graph sets for the process.
         RunContext(
             seed=0, experiment_dir=tmp, quiet=True, progress_seconds=1e9, num_threads=threads
@@ -130,7 +142,7 @@ def main() -> None:
     torch.set_num_threads(args.threads)
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
-        for family, preset, floor_of in FAMILIES:
+        for family, preset, floor_of, overrides in FAMILIES:
             if args.only and family not in args.only:
                 continue
             times = measure(
@@ -142,6 +154,7 @@ def main() -> None:
                 Path(tmp),
                 CLOCKS[args.clock],
                 args.threads,
+                overrides,
             )
             rows.append((family, preset, *times))
     print(

@@ -36,6 +36,7 @@ from coach.agents.slots import begin_rows, named_slots, observe_rows
 from coach.core.run_phase import EVALUATE, TRAIN, RunPhase
 from coach.core.types import ActionInfo, EnvResponse, Observation, Transition, any_set
 from coach.errors import CoachError
+from coach.networks.network_wrapper import NetworkWrapper
 
 COUNTERS = ("env_steps", "training_env_steps", "training_rounds", "training_steps", "episodes")
 """An agent's clocks, as its checkpoints keep them."""
@@ -110,7 +111,7 @@ class Agent:
             if params.exploration is not None
             else None
         )
-        self.networks = build_networks(
+        networks = build_networks(
             type(self).__name__,
             self.recurrent,
             params.network_wrappers,
@@ -120,6 +121,7 @@ class Agent:
             initialization,
             learns,
         )
+        self.networks = self.arrange_networks(networks)
         self.phase = RunPhase.HEATUP
         self.state: Observation = {}
         """The current filtered observation the agent acts on."""
@@ -148,6 +150,10 @@ class Agent:
         """The learning side (none in an agent that only acts)."""
 
     # -- the algorithm's hooks --------------------------------------------------------------
+
+    def arrange_networks(self, networks: dict[str, NetworkWrapper]) -> dict[str, NetworkWrapper]:
+        """The networks as the agent keeps them, from those built (default: as they are)."""
+        return networks
 
     def make_policy(self) -> Policy:
         """The acting side, built once the networks and the exploration are."""

@@ -132,13 +132,14 @@ class DDPGLearner(ActorCriticLearner):
     def bootstrap_values(self, next_states: dict[str, torch.Tensor]) -> torch.Tensor:
         """``Q'(s', mu'(s'))`` (B,): the target critic at the target actor's actions."""
         inputs = with_action(next_states, self.actor.target_predict(next_states)["policy"])
-        return self.critics[0].target_predict(inputs)["q"]
+        return self.critics.target_min(inputs)  # the one critic's
 
     def learn(self, batch: Batch) -> dict[str, float | torch.Tensor]:
         b = on_device(batch, self.device)
         losses = self.regress_critics(b)  # the critic on the one-step TD target
         losses["actor_loss"] = self.climb_first_critic(b.states)  # maximize Q(s, mu(s))
-        soft_update([self.actor, *self.critics], self.algorithm.tau)
+        soft_update([self.actor], self.algorithm.tau)
+        self.critics.update_target(self.algorithm.tau)
         return losses
 
 

@@ -27,8 +27,6 @@ from coach.agents.critics import (
     ContinuousActorCritic,
     actor_network,
     critic_network,
-    frozen,
-    soft_update,
     with_action,
 )
 from coach.agents.learning import Learner, on_device
@@ -193,7 +191,7 @@ class SACLearner(ActorCriticLearner):
         distribution = self.distribution(next_states)
         actions, u = distribution.sample(self.torch_generator)
         inputs = with_action(next_states, actions)
-        q = torch.minimum(*(critic.target_predict(inputs)["q"] for critic in self.critics))
+        q = self.critics.target_min(inputs)
         return q - self.log_alpha.detach().exp() * distribution.log_prob(u)
 
     def learn(self, batch: Batch) -> dict[str, float | torch.Tensor]:
@@ -202,12 +200,12 @@ class SACLearner(ActorCriticLearner):
         losses = self.regress_critics(b)  # both on the soft target
         # The actor: alpha log pi(a|s) - min Q(s, a), with a drawn by reparameterization
         # (mean + std * noise: a gradient flows through it); the critics take none.
-        with frozen(self.critics):
+        with self.critics.frozen():
             distribution = self.distribution(b.states)
             actions, u = distribution.sample(self.torch_generator)
             log_prob = distribution.log_prob(u)
             state_actions = with_action(b.states, actions)
-            q_new = torch.minimum(*(critic(state_actions)["q"] for critic in self.critics))
+            q_new = self.critics.online_min(state_actions)
             actor_loss = (self.log_alpha.detach().exp() * log_prob - q_new).mean()
             self.actor.train_step(actor_loss)
         losses["actor_loss"] = actor_loss.detach()
@@ -221,7 +219,7 @@ class SACLearner(ActorCriticLearner):
             self.alpha_optimizer.step()
             losses["temperature_loss"] = temperature_loss.detach()
         losses["alpha"] = self.log_alpha.detach().exp()
-        soft_update(self.critics, algorithm.tau)  # the actor has no target
+        self.critics.update_target(algorithm.tau)  # the actor has no target
         return losses
 
     def state_dict(self) -> dict[str, Any]:

@@ -105,9 +105,7 @@ class TD3Learner(ActorCriticLearner):
 
     def bootstrap_values(self, next_states: dict[str, torch.Tensor]) -> torch.Tensor:
         """The smaller of the twin target critics at the smoothed target actions, (B,)."""
-        inputs = with_action(next_states, self.next_actions(next_states))
-        first, second = (critic.target_predict(inputs)["q"] for critic in self.critics)
-        return torch.minimum(first, second)
+        return self.critics.target_min(with_action(next_states, self.next_actions(next_states)))
 
     def learn(self, batch: Batch) -> dict[str, float | torch.Tensor]:
         algorithm = self.algorithm
@@ -117,7 +115,8 @@ class TD3Learner(ActorCriticLearner):
         if self.critic_updates % algorithm.policy_delay == 0:
             losses["actor_loss"] = self.climb_first_critic(b.states)
             self.actor_updates += 1
-            soft_update([self.actor, *self.critics], algorithm.tau)
+            soft_update([self.actor], algorithm.tau)
+            self.critics.update_target(algorithm.tau)
         return losses
 
     def state_dict(self) -> dict[str, Any]:

@@ -43,10 +43,18 @@ class NetworkWrapper:
         generator: torch.Generator,
         learning: bool = True,
     ) -> None:
+        online = Model(params, observation_space, action_space)
+        initialize(online, generator)
+        self._adopt(params, online, device, learning)
+
+    def _adopt(
+        self, params: NetworkParameters, online: Model, device: torch.device, learning: bool
+    ) -> None:
+        """Take ``online`` as the network (its weights as they are): its call, its target copy
+        and its optimizer where ``learning``."""
         self.params = params
         self.device = device
-        self.online = Model(params, observation_space, action_space)
-        initialize(self.online, generator)
+        self.online = online
         self.online.to(device)
         self._forward: Any = self.online
         """What a call runs: the online network, or its compiled version."""

@@ -13,7 +13,7 @@ import pytest
 import torch
 from gymnasium import spaces
 
-from coach.agents.critics import ContinuousActorCritic, frozen, with_action
+from coach.agents.critics import STACKED_CRITICS, ContinuousActorCritic, frozen, with_action
 from coach.agents.ddpg import DDPGAgentParameters, actor_network, critic_network
 from coach.agents.parameters import AgentParameters
 from coach.agents.sac import SACAgent, SACAgentParameters
@@ -29,6 +29,7 @@ from coach.graph_managers.basic_rl import BasicRLGraphManager
 from coach.graph_managers.graph_manager import GraphManager
 from coach.graph_managers.parameters import RunContext, ScheduleParameters
 from coach.networks.distributions import GaussianDistribution
+from coach.networks.ensemble import NetworkEnsemble
 from coach.networks.heads import GaussianPolicyHeadParameters
 
 OBSERVATIONS = spaces.Dict({"observation": spaces.Box(-1.0, 1.0, (3,), np.float32)})
@@ -77,7 +78,7 @@ AGENTS = [DDPGAgentParameters, TD3AgentParameters, SACAgentParameters]
 @pytest.mark.parametrize("params_class", AGENTS)
 def test_the_critics_read_the_state_and_the_action(params_class: type) -> None:
     agent = _agent(params_class())
-    for critic in agent.learner.critics:
+    for critic in agent.learner.critics.networks:
         assert critic.online.input_keys == ["observation", "action"]
         state = {"observation": torch.zeros(4, 3)}
         a = critic({**state, "action": torch.zeros(4, 2)})["q"]
@@ -103,27 +104,27 @@ def test_ddpg_critic_target_is_the_one_step_td_target() -> None:
         b = batch.map(torch.as_tensor)
         with torch.no_grad():
             next_actions = agent.actor.target_predict(b.next_states)["policy"]
-            target_q = agent.learner.critics[0].target_predict(
+            target_q = agent.learner.critics.networks[0].target_predict(
                 {**b.next_states, "action": next_actions}
             )
             expected = b.rewards + 0.99 * (0.0 if terminated else 1.0) * target_q["q"]
-            q = agent.learner.critics[0]({**b.states, "action": b.actions})["q"]
+            q = agent.learner.critics.networks[0]({**b.states, "action": b.actions})["q"]
         loss = agent.learner.learn(batch)["critic_loss"]
         assert loss == pytest.approx(float(((q - expected) ** 2).mean()), rel=1e-5)
 
 
 def test_an_actor_step_through_frozen_critics_leaves_them_alone() -> None:
     agent = _agent(DDPGAgentParameters())
-    critic_before = _weights(agent.learner.critics[0].online)
+    critic_before = _weights(agent.learner.critics.networks[0].online)
     b = _batch().map(torch.as_tensor)
-    agent.learner.critics[0].online.zero_grad(set_to_none=True)
-    with frozen(agent.learner.critics):
+    agent.learner.critics.networks[0].online.zero_grad(set_to_none=True)
+    with frozen(agent.learner.critics.networks):
         actions = agent.actor(b.states)["policy"]
-        loss = -agent.learner.critics[0](with_action(b.states, actions))["q"].mean()
+        loss = -agent.learner.critics.networks[0](with_action(b.states, actions))["q"].mean()
         agent.actor.train_step(loss)
-    assert all(p.grad is None for p in agent.learner.critics[0].online.parameters())
-    assert torch.equal(_weights(agent.learner.critics[0].online), critic_before)
-    assert all(p.requires_grad for p in agent.learner.critics[0].online.parameters())
+    assert all(p.grad is None for p in agent.learner.critics.networks[0].online.parameters())
+    assert torch.equal(_weights(agent.learner.critics.networks[0].online), critic_before)
+    assert all(p.requires_grad for p in agent.learner.critics.networks[0].online.parameters())
 
 
 def test_ddpg_targets_move_by_tau_after_each_step() -> None:
@@ -191,9 +192,9 @@ def test_td3_updates_the_actor_and_the_targets_every_policy_delay_critic_steps()
     watched = {
         "actor": lambda: _weights(agent.actor.online),
         "actor target": lambda: _weights(agent.actor.target),  # type: ignore[arg-type]
-        "critic_1 target": lambda: _weights(agent.learner.critics[0].target),  # type: ignore[arg-type]
-        "critic_1": lambda: _weights(agent.learner.critics[0].online),
-        "critic_2": lambda: _weights(agent.learner.critics[1].online),
+        "critic_1 target": lambda: _weights(agent.learner.critics.networks[0].target),  # type: ignore[arg-type]
+        "critic_1": lambda: _weights(agent.learner.critics.networks[0].online),
+        "critic_2": lambda: _weights(agent.learner.critics.networks[1].online),
     }
     changed: dict[str, list[int]] = {name: [] for name in watched}
     for step in range(1, 10):
@@ -212,7 +213,7 @@ def test_td3_bootstraps_from_the_smaller_target_critic() -> None:
     agent = _agent(TD3AgentParameters())
     states = {"observation": torch.zeros(5, 3)}
     with torch.no_grad():
-        agent.learner.critics[1].target.heads[0].linear.bias.fill_(-100.0)  # type: ignore[union-attr]
+        agent.learner.critics.networks[1].target.heads[0].linear.bias.fill_(-100.0)  # type: ignore[union-attr]
         torch.manual_seed(0)
         values = agent.learner.bootstrap_values(states)
     assert torch.all(values < -50.0)
@@ -294,6 +295,61 @@ def test_sac_state_round_trip_keeps_the_temperature() -> None:
     assert a == b
 
 
+# -- stacked critics ---------------------------------------------------------------------
+
+
+def _stacked(params: AgentParameters) -> AgentParameters:
+    params.algorithm.stack_critics = True  # type: ignore[attr-defined]
+    return params
+
+
+@pytest.mark.parametrize("params_class", [TD3AgentParameters, SACAgentParameters])
+def test_stacked_critics_learn_as_separate_ones(params_class: type) -> None:
+    """The same initial weights, the same draws: step after step, each stacked critic is
+    the separate one, its loss too (to float rounding: a batched product sums in its order)."""
+    separate, stacked = _agent(params_class()), _agent(_stacked(params_class()))
+    assert set(stacked.networks) == {"actor", STACKED_CRITICS}
+    ensemble = stacked.networks[STACKED_CRITICS]
+    assert isinstance(ensemble, NetworkEnsemble)
+    for seed in range(6):
+        a, b = separate.learner.learn(_batch(seed=seed)), stacked.learner.learn(_batch(seed=seed))
+        assert a.keys() == b.keys()
+        for name in a:
+            torch.testing.assert_close(torch.as_tensor(b[name]), torch.as_tensor(a[name]))
+    inputs = with_action(
+        {"observation": torch.rand(8, 3) * 2 - 1}, torch.rand(8, 2) * 2 - 1
+    )  # fresh rows
+    for i, critic in enumerate(separate.learner.critics.networks):
+        torch.testing.assert_close(ensemble.member(i, inputs)["q"], critic(inputs)["q"])
+        torch.testing.assert_close(
+            ensemble.target_predict(inputs)["q"][i], critic.target_predict(inputs)["q"]
+        )
+    torch.testing.assert_close(
+        _weights(stacked.networks["actor"].online), _weights(separate.networks["actor"].online)
+    )
+
+
+@pytest.mark.parametrize("params_class", [TD3AgentParameters, SACAgentParameters])
+def test_stacked_critics_round_trip_a_checkpoint(params_class: type) -> None:
+    agent = _agent(_stacked(params_class()))
+    for seed in range(3):
+        agent.learner.learn(_batch(seed=seed))
+    other = _agent(_stacked(params_class()), seed=5)
+    other.load_state_dict(copy.deepcopy(agent.state_dict()))
+    a, b = agent.learner.learn(_batch(seed=9)), other.learner.learn(_batch(seed=9))
+    assert a == b
+    separate = _agent(params_class())
+    with pytest.raises(CoachError, match="stack_critics=True"):
+        separate.load_state_dict(copy.deepcopy(agent.state_dict()))
+    with pytest.raises(CoachError, match="stack_critics=False"):
+        other.load_state_dict(copy.deepcopy(separate.state_dict()))
+
+
+def test_one_critic_is_not_stacked() -> None:
+    with pytest.raises(CoachError, match="one critic"):
+        _agent(_stacked(DDPGAgentParameters()))
+
+
 # -- whole runs: determinism ----------------------------------------------------------------
 
 
@@ -310,11 +366,15 @@ def _pendulum(params: AgentParameters, seed: int, directory: Path) -> GraphManag
     return graph.create_graph(RunContext(seed=seed, experiment_dir=directory, quiet=True))
 
 
-@pytest.mark.parametrize("params_class", AGENTS)
-def test_same_seed_same_numbers(params_class: type, tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    "make_params",
+    [*AGENTS, lambda: _stacked(TD3AgentParameters()), lambda: _stacked(SACAgentParameters())],
+    ids=["DDPG", "TD3", "SAC", "TD3-stacked", "SAC-stacked"],
+)
+def test_same_seed_same_numbers(make_params: type, tmp_path: Path) -> None:
     runs = []
     for i, seed in enumerate((0, 0, 1)):
-        graph = _pendulum(params_class(), seed, tmp_path / str(i))
+        graph = _pendulum(make_params(), seed, tmp_path / str(i))
         graph.improve()
         agent = graph.top_level.agent
         runs.append((graph.evaluations[-1].rewards, _weights(agent.networks["actor"].online)))

@@ -126,7 +126,7 @@ def test_targets_are_clipped_to_the_returns_of_the_horizon(tmp_path: Path) -> No
     bottom = graph.levels[0].agent
     assert isinstance(bottom, HACAgent)
     with torch.no_grad():
-        for critic in bottom.learner.critics:
+        for critic in bottom.learner.critics.networks:
             critic.target.heads[0].linear.bias.fill_(-100.0)  # type: ignore[union-attr]
     space = bottom.observation_space
     states = {
