@@ -9,8 +9,10 @@ on CartPole_ClippedPPO's, SAC, TD3 and DDPG on their Pendulum presets', SAC and 
 with their twin critics stacked into one network), the floor is a
 minimal hand-written update (`benchmarks.floors`): the same network shapes, batch, losses,
 optimizer (fused Adam), gradient clipping (foreach) and target networks, sampling its batch
-by index from tensors already in memory. Coach's figure is its learner's whole gradient step
-on the preset's own agent: for the off-policy families one `Learner.learn` on a batch
+by index from tensors already in memory, and the same precision (under ``torch.autocast``
+in bfloat16 where the preset's networks run learning in bfloat16: Pendulum_SAC and
+Pendulum_TD3 on a CPU with bfloat16 instructions). Coach's figure is its learner's whole
+gradient step on the preset's own agent: for the off-policy families one `Learner.learn` on a batch
 sampled from its replay memory after a heatup, sampling included; for Clipped PPO one
 training phase on a full rollout block collected by the agent (`learn_block`: GAE, then the
 epochs of minibatches), divided by its minibatch updates, as its floor is timed.
@@ -92,6 +94,17 @@ FAMILIES: list[tuple[str, str, Callable[[], Update], tuple[tuple[str, str], ...]
 preset (``-stk``: the twin critics stacked into one network, against the same floor)."""
 
 
+def in_bfloat16(update: Update) -> Update:
+    """``update`` with its products in bfloat16 (``torch.autocast``), as a network of
+    precision ``"bfloat16"`` runs learning's batches; weights and optimizer stay float32."""
+
+    def call() -> object:
+        with torch.autocast("cpu", dtype=torch.bfloat16):
+            return update.call()
+
+    return Update(call, update.updates, update.parameters)
+
+
 CLOCKS: dict[str, Callable[[], float]] = {"cpu": time.process_time, "wall": time.perf_counter}
 
 
@@ -109,8 +122,6 @@ def measure(
     """The best seconds per gradient step of the floor and of Coach (its preset with
     ``overrides``), timed in turn by ``clock`` on ``threads`` torch threads, and the
     parameters each trains."""
-    floor = floor_of()
-    floor.call()  # warm
     graph_manager = load_preset(preset).graph_manager
     for path, value in overrides:
         set_parameter(graph_manager.parameters(), path, value)
@@ -121,6 +132,10 @@ def measure(
         )
     )
     coach = coach_update(graph, heatup)
+    floor = floor_of()
+    if any(n._bfloat16 for n in graph.top_level.agent.networks.values()):
+        floor = in_bfloat16(floor)  # the preset's precision: its products in bfloat16
+    floor.call()  # warm
     best_floor = best_coach = float("inf")
     for _ in range(repeats):
         best_floor = min(best_floor, floor.seconds(steps, clock))

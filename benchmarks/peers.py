@@ -1,6 +1,6 @@
 """Coach's whole runs against Stable-Baselines3's, with identical hyperparameters.
 
-    python -m benchmarks.peers [--presets NAME ...] [--repeats R] [--short]
+    python -m benchmarks.peers [--presets NAME ...] [--repeats R] [--float32] [--short]
 
 For each preset (CartPole_DQN, CartPole_ClippedPPO, Pendulum_SAC, Pendulum_TD3 by default)
 SB3's run is built from the loaded preset (`benchmarks.sb3_presets`): the same environment
@@ -35,6 +35,11 @@ Where the two cannot be identical:
 - SAC's update order (SB3: temperature, critics, actor; Coach: critics, actor, temperature)
   and the optimizers' implementations (Coach's fused AdamW without weight decay, SB3's
   Adam) differ; the math of a step does not.
+- Pendulum_SAC's and Pendulum_TD3's networks have precision ``"auto"``: where the CPU
+  multiplies bfloat16 in hardware (this project's machine does), Coach's learning runs its
+  matrix products in bfloat16 (`coach.networks.parameters.NetworkParameters.precision`),
+  while SB3 has no such setting and runs float32. ``--float32`` times Coach with every
+  network in float32.
 - Coach writes TensorBoard, progress.csv and checkpoints; SB3 runs with ``verbose=0`` and no
   logs, as its users run it by default.
 """
@@ -52,6 +57,7 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks.sb3_presets import PeerPlan, plan
+from coach.presets import load_preset
 
 ROOT = Path(__file__).resolve().parents[1]
 PRESETS = ["CartPole_DQN", "CartPole_ClippedPPO", "Pendulum_SAC", "Pendulum_TD3"]
@@ -88,6 +94,12 @@ def short_overrides(preset: str) -> list[str]:
         f"schedule.{text}"
         for text in [*SHORT.get(preset, []), "evaluation_steps=EnvironmentEpisodes(2)"]
     ]
+
+
+def float32_overrides(preset: str) -> list[str]:
+    """The ``-cp`` overrides of ``--float32``: every network of the preset's agent in float32."""
+    agent = load_preset(preset).graph_manager.parameters()["agent"]
+    return [f"agent.network_wrappers.{name}.precision=float32" for name in agent.network_wrappers]
 
 
 def run_side(side: str, peer: PeerPlan, overrides: list[str]) -> dict[str, Any]:
@@ -197,11 +209,15 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--presets", nargs="+", default=PRESETS)
     parser.add_argument("--repeats", type=int, default=1)
+    parser.add_argument("--float32", action="store_true", help="Coach's networks in float32")
     parser.add_argument("--short", action="store_true", help="tiny budgets (for tests)")
     args = parser.parse_args()
     load = os.getloadavg()
     print(f"load average at the start: {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}")
     overrides = {p: short_overrides(p) if args.short else [] for p in args.presets}
+    if args.float32:
+        for preset in args.presets:
+            overrides[preset] += float32_overrides(preset)
     peers = {p: plan(p, overrides[p]) for p in args.presets}
     runs = measure(peers, overrides, args.repeats)
     problems = []
@@ -211,7 +227,7 @@ def main() -> None:
     problems += counts_table(runs)
     load = os.getloadavg()
     print(f"\nbest of {args.repeats}; load average at the end: {load[0]:.2f} {load[1]:.2f}")
-    short = " --short" if args.short else ""
+    short = (" --short" if args.short else "") + (" --float32" if args.float32 else "")
     print(f"python -m benchmarks.peers{short} --repeats {args.repeats} --presets {' '.join(peers)}")
     if problems:
         sys.exit("the two runs are not identical:\n  " + "\n  ".join(problems))

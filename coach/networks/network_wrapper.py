@@ -15,7 +15,7 @@ from gymnasium import spaces
 
 from coach.networks.model import Model, initialize
 from coach.networks.optimizer import AdamW, clip_grad_norm, defer_dynamo_import
-from coach.networks.parameters import NetworkParameters
+from coach.networks.parameters import AUTOCAST_ROWS, NetworkParameters
 
 # Optimizers are built without importing TorchDynamo until something compiles (0.9 s a process).
 defer_dynamo_import()
@@ -56,6 +56,10 @@ class NetworkWrapper:
         self.device = device
         self.online = online
         self.online.to(device)
+        self._bfloat16 = params.precision == "bfloat16" or (
+            params.precision == "auto" and native_bfloat16(device)
+        )
+        """Learning's batches run their products in bfloat16 (`NetworkParameters.precision`)."""
         self._forward: Any = self.online
         """What a call runs: the online network, or its compiled version."""
         if params.compile is not None:
@@ -89,8 +93,17 @@ class NetworkWrapper:
         )
 
     def __call__(self, inputs: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
+        # bfloat16 where gradients flow (learning); acting, without them, stays float32.
+        if self._bfloat16 and torch.is_grad_enabled() and _learning_batch(inputs):
+            return self._autocast(self._forward, inputs)
         outputs: dict[str, torch.Tensor] = self._forward(inputs)
         return outputs
+
+    def _autocast(self, forward: Any, inputs: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
+        """``forward(inputs)`` with its products in bfloat16, its outputs float32."""
+        with torch.autocast(self.device.type, dtype=torch.bfloat16):
+            outputs: dict[str, torch.Tensor] = forward(inputs)
+        return {name: value.float() for name, value in outputs.items()}
 
     @property
     def recurrent(self) -> bool:
@@ -125,6 +138,8 @@ class NetworkWrapper:
     def target_predict(self, inputs: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
         """The target copy's outputs (the online one's when there is no target)."""
         with torch.no_grad():
+            if self._bfloat16 and _learning_batch(inputs):
+                return self._autocast(self._target_forward, inputs)
             outputs: dict[str, torch.Tensor] = self._target_forward(inputs)
         return outputs
 
@@ -175,6 +190,26 @@ class NetworkWrapper:
             self.optimizer.load_state_dict(copy.deepcopy(state["optimizer"]))
         if self.target is not None:
             self.target.load_state_dict(state["target"])
+
+
+def native_bfloat16(device: torch.device) -> bool:
+    """Whether ``device`` multiplies bfloat16 matrices in hardware: a CPU with AVX512-BF16 or
+    AMX instructions, a GPU from Ampere (compute capability 8) on."""
+    if device.type == "cuda":
+        return torch.cuda.get_device_capability(device)[0] >= 8
+    if device.type == "cpu":
+        probes = ("_is_avx512_bf16_supported", "_is_amx_tile_supported")
+        return any(getattr(torch.cpu, probe, lambda: False)() for probe in probes)
+    return False
+
+
+def _learning_batch(inputs: dict[str, torch.Tensor]) -> bool:
+    """Whether ``inputs`` are a batch a bfloat16 network runs in bfloat16: `AUTOCAST_ROWS`
+    rows or more, and not being exported (an exported policy acts in float32, on any number
+    of rows: its batch size stays free)."""
+    if torch._C._get_tracing_state() is not None or torch.compiler.is_exporting():
+        return False
+    return len(next(iter(inputs.values()))) >= AUTOCAST_ROWS
 
 
 def train_steps(steps: list[tuple[NetworkWrapper, torch.Tensor]]) -> list[torch.Tensor | None]:

@@ -100,6 +100,13 @@ class MiddlewareParameters:
             )
 
 
+PRECISIONS = ("float32", "bfloat16", "auto")
+"""What a network's matrix products may run in (`NetworkParameters.precision`)."""
+
+AUTOCAST_ROWS = 32
+"""A ``bfloat16`` network runs learning's batches of this many rows or more in bfloat16:
+on fewer rows, casting every weight costs more than the arithmetic it saves."""
+
 COMPILE_MODES = ("default", "reduce-overhead", "max-autotune", "max-autotune-no-cudagraphs")
 """The ``torch.compile`` modes a network can ask for (`NetworkParameters.compile`)."""
 
@@ -134,6 +141,15 @@ class NetworkParameters:
     shape pay the compilation (tens of seconds on a CPU; cached on disk for the next run).
     On this project's CPU benchmarks it did not pay for the presets' small MLPs
     (``python -m benchmarks.floor --compile``), so no preset turns it on."""
+    precision: str = "float32"
+    """``"bfloat16"``: learning's matrix products (the passes that compute gradients and the
+    target copy's, on batches of `AUTOCAST_ROWS` rows or more) run in bfloat16, under
+    ``torch.autocast``; the weights, their gradients, the optimizer and the outputs stay
+    float32, and acting (no gradients) stays float32, as does an exported policy. A CPU with
+    bfloat16 instructions (AVX512-BF16, AMX) and a GPU from Ampere on run those products
+    several times faster; elsewhere they are slower. ``"auto"``: bfloat16 where the
+    network's device has those instructions, float32 elsewhere. ``"float32"``: all in
+    float32."""
 
     @property
     def recurrent(self) -> RecurrentParameters | None:
@@ -155,3 +171,4 @@ class NetworkParameters:
             check.number("gradient_clip_norm", self.gradient_clip_norm, 0, low_open=True)
         if self.compile is not None:
             check.one_of("compile", self.compile, COMPILE_MODES)
+        check.one_of("precision", self.precision, PRECISIONS)
