@@ -89,8 +89,8 @@ class StackedModel(nn.Module):
 
     def __init__(self, members: list[Model]) -> None:
         super().__init__()
-        first = members[0]
         _check_stackable(members)
+        first = members[0]
         self.size = len(members)
         self.input_keys = list(first.input_keys)
         self.scales = {key: _embedder(first, key).scale for key in self.input_keys}
