@@ -18,13 +18,15 @@ convolutions and whose heads are linear (a value head, a plain Q or policy-logit
 
 from __future__ import annotations
 
+import functools
+
 import torch
 from torch import nn
 
 from coach.errors import CoachError
 from coach.networks.heads import ScalarHead, run_layer
 from coach.networks.model import ACTIVATIONS, Embedder, Model
-from coach.networks.network_wrapper import NetworkWrapper
+from coach.networks.network_wrapper import NetworkWrapper, learning_batch
 
 _ELEMENTWISE = tuple(ACTIVATIONS.values())
 
@@ -209,12 +211,18 @@ class NetworkEnsemble(NetworkWrapper):
             raise CoachError("the networks of an ensemble all have a target copy, or none")
         self.size = len(members)
         stacked = StackedModel([m.online for m in members])
+        self.stacked = stacked
+        """The online network, as its stacked module (`online` is the same object)."""
         # A feed-forward `Model`'s surface (a call, `recurrent`, `reset_noise`), stacked.
         self._adopt(params, stacked, members[0].device, learning)  # type: ignore[arg-type]
 
     def member(self, index: int, inputs: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
-        """Member ``index``'s outputs alone (B, ...), its gradients reaching the stack."""
-        return self.online.member(index, inputs)  # type: ignore[operator, no-any-return]
+        """Member ``index``'s outputs alone (B, ...), its gradients reaching the stack (in
+        the network's precision, as a call)."""
+        forward = functools.partial(self.stacked.member, index)
+        if self._bfloat16 and torch.is_grad_enabled() and learning_batch(inputs):
+            return self._autocast(forward, inputs)
+        return forward(inputs)
 
     def _clip_and_step(self) -> torch.Tensor | None:
         """Clip each member's gradients by its own norm (where the networks clip) and step;

@@ -94,7 +94,7 @@ class NetworkWrapper:
 
     def __call__(self, inputs: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
         # bfloat16 where gradients flow (learning); acting, without them, stays float32.
-        if self._bfloat16 and torch.is_grad_enabled() and _learning_batch(inputs):
+        if self._bfloat16 and torch.is_grad_enabled() and learning_batch(inputs):
             return self._autocast(self._forward, inputs)
         outputs: dict[str, torch.Tensor] = self._forward(inputs)
         return outputs
@@ -138,7 +138,7 @@ class NetworkWrapper:
     def target_predict(self, inputs: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
         """The target copy's outputs (the online one's when there is no target)."""
         with torch.no_grad():
-            if self._bfloat16 and _learning_batch(inputs):
+            if self._bfloat16 and learning_batch(inputs):
                 return self._autocast(self._target_forward, inputs)
             outputs: dict[str, torch.Tensor] = self._target_forward(inputs)
         return outputs
@@ -203,7 +203,7 @@ def native_bfloat16(device: torch.device) -> bool:
     return False
 
 
-def _learning_batch(inputs: dict[str, torch.Tensor]) -> bool:
+def learning_batch(inputs: dict[str, torch.Tensor]) -> bool:
     """Whether ``inputs`` are a batch a bfloat16 network runs in bfloat16: `AUTOCAST_ROWS`
     rows or more, and not being exported (an exported policy acts in float32, on any number
     of rows: its batch size stays free)."""

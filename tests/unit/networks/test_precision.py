@@ -100,6 +100,11 @@ def test_stacked_networks_take_the_precision_too() -> None:
     got = ensemble(inputs)["v"]
     assert got.dtype == torch.float32
     torch.testing.assert_close(
+        ensemble.member(1, inputs)["v"], separate[1](inputs)["v"], rtol=0.05, atol=0.02
+    )
+    with torch.no_grad():  # acting: float32, as the separate network
+        torch.testing.assert_close(ensemble.member(1, inputs)["v"], separate[1](inputs)["v"])
+    torch.testing.assert_close(
         got, torch.stack([n(inputs)["v"] for n in separate]), rtol=0.05, atol=0.02
     )
 
