@@ -12,7 +12,9 @@ from coach.agents.ddpg import DDPGAgent, DDPGAgentParameters
 from coach.agents.ddqn import DDQNAgentParameters
 from coach.agents.dqn import DQNAgent, DQNAgentParameters, DQNAlgorithmParameters
 from coach.agents.learning import Learner
+from coach.agents.mmc import MMCAgent, MMCAgentParameters
 from coach.agents.n_step_q import NStepQAgentParameters
+from coach.agents.pal import PALAgent, PALAgentParameters
 from coach.agents.parameters import AgentParameters
 from coach.agents.policy_gradients import PolicyGradientsAgent, PolicyGradientsAgentParameters
 from coach.agents.ppo import PPOAgent, PPOAgentParameters
@@ -41,7 +43,11 @@ __all__ = [
     "DQNAgentParameters",
     "DQNAlgorithmParameters",
     "Learner",
+    "MMCAgent",
+    "MMCAgentParameters",
     "NStepQAgentParameters",
+    "PALAgent",
+    "PALAgentParameters",
     "PPOAgent",
     "PPOAgentParameters",
     "Policy",

@@ -31,7 +31,7 @@ from coach import validation as check
 from coach.agents.acting import Policy, QPolicy
 from coach.agents.agent import Agent
 from coach.agents.algorithm import AlgorithmParameters
-from coach.agents.learning import Clock, Learner, on_device
+from coach.agents.learning import Clock, Learner, on_device, td_targets
 from coach.agents.parameters import AgentParameters
 from coach.core.action_masks import legal_only
 from coach.core.run_phase import RunPhase
@@ -157,6 +157,38 @@ def double_q_target_values(
         online = allowed(online, next_states)
     best = online.argmax(dim=1, keepdim=True)
     return q_values(network.target_predict(next_states)).gather(1, best).squeeze(1)
+
+
+def taken_q(learner: QLearner, b: Batch) -> tuple[torch.Tensor, torch.Tensor]:
+    """Q(s, a) of a sampled batch's taken actions (B,), with gradients, and those actions as
+    indices into the Q-values (B,) int64."""
+    actions = b.actions if learner.action_offset == 0 else b.actions - learner.action_offset
+    if actions.dtype != torch.int64:
+        actions = actions.long()
+    q = learner.action_values(learner.q_network(b.states)).gather(1, actions[:, None])
+    return q.squeeze(1), actions
+
+
+def td_target(learner: QLearner, b: Batch) -> torch.Tensor:
+    """The (double, n-step) TD target of a sampled batch, (B,); call it without gradients."""
+    bootstrap = double_q_target_values if learner.algorithm.double_q else greedy_target_values
+    next_values = bootstrap(learner.q_network, learner.action_values, b.next_states)
+    discount = b.extras.get("discount", learner.algorithm.discount)  # g^k of n-step rows
+    return td_targets(b.rewards, discount, b.terminated, next_values)
+
+
+def regress_q(
+    learner: QLearner, b: Batch, q: torch.Tensor, target: torch.Tensor
+) -> dict[str, float | torch.Tensor]:
+    """One gradient step of Q(s, a) (``q``) towards ``target``: the algorithm's loss per row,
+    averaged (importance-weighted from a prioritized memory, which gets the new TD errors);
+    the losses to log."""
+    algorithm = learner.algorithm
+    rows = regression_rows(q, target, algorithm.loss, algorithm.huber_delta)
+    td_errors = (q - target).detach().abs()
+    loss = replay_mean(rows, td_errors, b, learner.priorities)
+    learner.q_network.train_step(loss)
+    return {"q_loss": loss.detach(), "q_mean": q.detach().mean(), "td_error": td_errors.mean()}
 
 
 # -- the family's shared agent ----------------------------------------------------------------

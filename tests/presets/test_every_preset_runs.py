@@ -42,7 +42,9 @@ TRAINING: dict[str, dict[str, str]] = {
             "CartPole_DDQN",
             "CartPole_DQN",
             "CartPole_Dueling_DDQN",
+            "CartPole_MMC",
             "CartPole_NStepQ",
+            "CartPole_PAL",
             "CartPole_QR_DQN",
             "CartPole_Rainbow",
         )
