@@ -2,6 +2,7 @@
 adapters, Atari and the level sets."""
 
 from coach.environments.atari import AtariEnvironmentParameters
+from coach.environments.doom import DoomEnvironmentParameters
 from coach.environments.environment import Environment
 from coach.environments.gym_environment import GymEnvironment
 from coach.environments.levels import LEVEL_SETS, levels, resolve_level
@@ -12,6 +13,7 @@ from coach.environments.pettingzoo_environment import PettingZooEnvironmentParam
 __all__ = [
     "LEVEL_SETS",
     "AtariEnvironmentParameters",
+    "DoomEnvironmentParameters",
     "Environment",
     "GymEnvironment",
     "GymEnvironmentParameters",

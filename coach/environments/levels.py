@@ -1,8 +1,9 @@
 """Level sets: how one preset covers a suite (``coach -p Atari_DQN -lvl breakout``).
 
 A level set maps short names to gymnasium ids: the Atari games ale-py ships
-(``breakout`` -> ``ALE/Breakout-v5``), the MuJoCo tasks (``hopper`` -> ``Hopper-v5``) and the
-Box2D tasks (``bipedalwalker`` -> ``BipedalWalker-v3``). Names are matched ignoring case,
+(``breakout`` -> ``ALE/Breakout-v5``), the MuJoCo tasks (``hopper`` -> ``Hopper-v5``), the
+Box2D tasks (``bipedalwalker`` -> ``BipedalWalker-v3``) and ViZDoom's scenarios
+(``health_gathering`` -> ``VizdoomHealthGathering-v1``). Names are matched ignoring case,
 ``_`` and ``-``; a set's full gymnasium ids are accepted as they are.
 """
 
@@ -16,7 +17,22 @@ import gymnasium as gym
 
 from coach.errors import CoachError
 
-LEVEL_SETS = ("atari", "box2d", "mujoco")
+LEVEL_SETS = ("atari", "box2d", "doom", "mujoco")
+
+DOOM_SCENARIOS = {
+    "basic": "Basic",
+    "deadly_corridor": "DeadlyCorridor",
+    "deathmatch": "Deathmatch",
+    "defend_the_center": "DefendCenter",
+    "defend_the_line": "DefendLine",
+    "health_gathering": "HealthGathering",
+    "health_gathering_supreme": "HealthGatheringSupreme",
+    "my_way_home": "MyWayHome",
+    "predict_position": "PredictPosition",
+    "take_cover": "TakeCover",
+}
+"""The ``doom`` level set: the original Coach's names of ViZDoom's scenarios -> the middle
+of their gymnasium ids (``Vizdoom<Name>-v1``, the discrete-action versions)."""
 
 
 def _key(name: str) -> str:
@@ -52,6 +68,13 @@ def levels(level_set: str) -> dict[str, str]:
             if f"ALE/{camel}-v5" in gym.registry:
                 out[rom] = f"ALE/{camel}-v5"
         return out
+    if level_set == "doom":
+        try:
+            from vizdoom import gymnasium_wrapper  # noqa: F401 - registers the scenarios
+        except ImportError:
+            raise CoachError("Doom needs vizdoom: pip install 'coach[doom]'") from None
+        ids = {name: f"Vizdoom{scenario}-v1" for name, scenario in DOOM_SCENARIOS.items()}
+        return {name: env_id for name, env_id in ids.items() if env_id in gym.registry}
     if level_set == "mujoco":
         return _latest("gymnasium.envs.mujoco")
     if level_set == "box2d":
