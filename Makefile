@@ -54,6 +54,7 @@ bench: install
 	$(BIN)/python -m benchmarks.batch_rl
 	$(BIN)/python -m benchmarks.recurrent
 	$(BIN)/python -m benchmarks.multi_agent
+	$(BIN)/python -m benchmarks.doom
 
 clean:
 	rm -rf $(VENV) experiments .pytest_cache .mypy_cache .ruff_cache

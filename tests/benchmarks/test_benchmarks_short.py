@@ -266,6 +266,13 @@ BENCHMARKS: dict[str, tuple[list[str], list[str]]] = {
             _row(r"level training \(shared PPO\)", NUMBER, NUMBER),
         ],
     ),
+    "doom": (
+        [],
+        [
+            _row("scenario", "bare loop", "coach env", "ratio", "heatup", "ratio"),
+            _row("basic", NUMBER, NUMBER, NUMBER, NUMBER, NUMBER),
+        ],
+    ),
 }
 
 
