@@ -14,17 +14,16 @@ from dataclasses import dataclass, field
 import torch
 
 from coach import validation as check
-from coach.agents.learning import Learner, td_targets
+from coach.agents.learning import Learner
 from coach.agents.parameters import AgentParameters
 from coach.agents.q_learning import (
     BatchDQNAlgorithmParameters,
     DQNAlgorithmParameters,
     QAgent,
     QLearner,
-    double_q_target_values,
-    greedy_target_values,
-    regression_rows,
-    replay_mean,
+    regress_q,
+    taken_q,
+    td_target,
 )
 from coach.core.types import Batch
 from coach.exploration.e_greedy import EGreedyParameters
@@ -72,26 +71,11 @@ class DQNLearner(QLearner):
     """DQN's update: Q(s, a) regressed on the (double, n-step) TD target."""
 
     def learn(self, batch: Batch) -> dict[str, float | torch.Tensor]:
-        algorithm = self.algorithm
         b = self.sampled(batch)
-        actions = b.actions if self.action_offset == 0 else b.actions - self.action_offset
-        if actions.dtype != torch.int64:
-            actions = actions.long()
-        discount = b.extras.get("discount", algorithm.discount)  # g^k of n-step rows
-        q = self.action_values(self.q_network(b.states)).gather(1, actions[:, None]).squeeze(1)
+        q, _ = taken_q(self, b)
         with torch.no_grad():
-            bootstrap = double_q_target_values if algorithm.double_q else greedy_target_values
-            next_values = bootstrap(self.q_network, self.action_values, b.next_states)
-            target = td_targets(b.rewards, discount, b.terminated, next_values)
-        rows = regression_rows(q, target, algorithm.loss, algorithm.huber_delta)
-        td_errors = (q - target).detach().abs()
-        loss = replay_mean(rows, td_errors, b, self.priorities)
-        self.q_network.train_step(loss)
-        return {
-            "q_loss": loss.detach(),
-            "q_mean": q.detach().mean(),
-            "td_error": td_errors.mean(),
-        }
+            target = td_target(self, b)  # r + g^k * max (or double) Q'(s'), per row
+        return regress_q(self, b, q, target)
 
 
 __all__ = [
