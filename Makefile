@@ -20,7 +20,7 @@ $(STAMP): setup.cfg pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(PIP) --upgrade pip
 	$(PIP) "$(TORCH_CPU)"
-	$(PIP) -e ".[dev,video,atari,mujoco,box2d,doom,envpool,ray,multiagent,study,export,bench]"
+	$(PIP) -e ".[dev,video,atari,mujoco,box2d,doom,envpool,ray,multiagent,study,export,bench,nec]"
 	touch $(STAMP)
 
 run: install
@@ -55,6 +55,7 @@ bench: install
 	$(BIN)/python -m benchmarks.recurrent
 	$(BIN)/python -m benchmarks.multi_agent
 	$(BIN)/python -m benchmarks.doom
+	$(BIN)/python -m benchmarks.dnd
 
 clean:
 	rm -rf $(VENV) experiments .pytest_cache .mypy_cache .ruff_cache

@@ -273,6 +273,23 @@ BENCHMARKS: dict[str, tuple[list[str], list[str]]] = {
             _row("basic", NUMBER, NUMBER, NUMBER, NUMBER, NUMBER),
         ],
     ),
+    "dnd": (
+        [],
+        [
+            _row(
+                "size",
+                "index",
+                "lists",
+                "index s",
+                r"lookup\+grad ms",
+                "acting ms",
+                "update ms",
+                "recall@50",
+            ),
+            *(_row(size, "exact", "-", "-", *[NUMBER] * 4) for size in ("2,000", "5,000")),
+            *(_row(size, "approximate", *[NUMBER] * 6) for size in ("2,000", "5,000")),
+        ],
+    ),
 }
 
 
