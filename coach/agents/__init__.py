@@ -10,10 +10,12 @@ from coach.agents.categorical_dqn import CategoricalDQNAgent, CategoricalDQNAgen
 from coach.agents.clipped_ppo import ClippedPPOAgent, ClippedPPOAgentParameters
 from coach.agents.ddpg import DDPGAgent, DDPGAgentParameters
 from coach.agents.ddqn import DDQNAgentParameters
+from coach.agents.dfp import DFPAgent, DFPAgentParameters
 from coach.agents.dqn import DQNAgent, DQNAgentParameters, DQNAlgorithmParameters
 from coach.agents.learning import Learner
 from coach.agents.mmc import MMCAgent, MMCAgentParameters
 from coach.agents.n_step_q import NStepQAgentParameters
+from coach.agents.nec import NECAgent, NECAgentParameters
 from coach.agents.pal import PALAgent, PALAgentParameters
 from coach.agents.parameters import AgentParameters
 from coach.agents.policy_gradients import PolicyGradientsAgent, PolicyGradientsAgentParameters
@@ -39,12 +41,16 @@ __all__ = [
     "DDPGAgent",
     "DDPGAgentParameters",
     "DDQNAgentParameters",
+    "DFPAgent",
+    "DFPAgentParameters",
     "DQNAgent",
     "DQNAgentParameters",
     "DQNAlgorithmParameters",
     "Learner",
     "MMCAgent",
     "MMCAgentParameters",
+    "NECAgent",
+    "NECAgentParameters",
     "NStepQAgentParameters",
     "PALAgent",
     "PALAgentParameters",

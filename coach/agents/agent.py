@@ -84,13 +84,9 @@ class Agent:
         self.device = torch.device(device)
         self.torch_generator = torch.Generator(device=self.device).manual_seed(seed)
         """Draws on the agent's device: sampling, noise, minibatch orders."""
-        # Weights are initialized on the CPU and then moved: on the CPU one stream serves
-        # both, elsewhere the initial weights come from a CPU generator of the same seed.
-        initialization = (
-            self.torch_generator
-            if self.device.type == "cpu"
-            else torch.Generator().manual_seed(seed)
-        )
+        # Initial weights from the agent's stream on a CPU, else from a CPU one of the seed.
+        cpu = self.device.type == "cpu"
+        initialization = self.torch_generator if cpu else torch.Generator().manual_seed(seed)
         self.log: AgentLog = log or NullLog()
         self.input_filter = copy.deepcopy(params.input_filter)
         self.output_filter = copy.deepcopy(params.output_filter)
@@ -115,7 +111,7 @@ class Agent:
             type(self).__name__,
             self.recurrent,
             params.network_wrappers,
-            self.observation_space,
+            self.network_inputs(),
             self.action_space,
             self.device,
             initialization,
@@ -150,6 +146,10 @@ class Agent:
         """The learning side (none in an agent that only acts)."""
 
     # -- the algorithm's hooks --------------------------------------------------------------
+
+    def network_inputs(self) -> spaces.Dict:
+        """What the networks may read: the (filtered) observation, and any inputs of its own."""
+        return self.observation_space
 
     def arrange_networks(self, networks: dict[str, NetworkWrapper]) -> dict[str, NetworkWrapper]:
         """The networks as the agent keeps them, from those built (default: as they are)."""

@@ -19,10 +19,8 @@ from gymnasium import spaces
 
 from coach import validation as check
 from coach.environments.levels import resolve_level
+from coach.environments.measurements import MEASUREMENTS
 from coach.environments.parameters import GymEnvironmentParameters
-
-MEASUREMENTS = "measurements"
-"""The observation key of a scenario's game variables."""
 
 
 @dataclass(slots=True, kw_only=True)

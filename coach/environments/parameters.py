@@ -26,6 +26,7 @@ from coach.environments.envpool_environment import (
 )
 from coach.environments.gym_environment import GymEnvironment
 from coach.environments.levels import LEVEL_SETS, resolve_level
+from coach.environments.measurements import ReturnMeasurement
 from coach.errors import CoachError
 
 VECTORIZATIONS = ("sync", "async", "envpool")
@@ -55,6 +56,10 @@ class GymEnvironmentParameters:
     steps; ``envpool``: envpool's C++ threads, for Atari games and MuJoCo tasks (``pip
     install "coach[envpool]"``; see `coach.environments.envpool_environment` for where its
     episodes differ)."""
+    measure_return: bool = False
+    """Make the episode's return so far a measurement (the observation key
+    ``measurements``, after any the environment gives): what Direct Future Prediction
+    predicts where the environment measures nothing else (`coach.environments.measurements`)."""
 
     def validate(self) -> None:
         check.name("level", self.level)
@@ -73,13 +78,14 @@ class GymEnvironmentParameters:
         Raises:
             CoachError: for another ``vectorization``, or what `envpool_task` raises.
         """
+        make = self.make_env if not self.measure_return else self.make_measured_env
         if self.vectorization == "sync":
-            return GymEnvironment(self.make_env, self.num_envs, self.observation_key)
+            return GymEnvironment(make, self.num_envs, self.observation_key)
         if self.vectorization == "async":
-            return AsyncGymEnvironment(
-                self.make_env, self.num_envs, self.observation_key, name=self.level
-            )
+            return AsyncGymEnvironment(make, self.num_envs, self.observation_key, name=self.level)
         if self.vectorization == "envpool":
+            if self.measure_return:
+                raise CoachError('measure_return needs vectorization="sync" or "async"')
             return EnvpoolEnvironment(
                 self.envpool_task(), self.num_envs, self.observation_key, name=self.level
             )
@@ -129,6 +135,10 @@ class GymEnvironmentParameters:
                 f"-cp environment.level=ID changes its environment"
             )
         self.level = resolve_level(self.level_set, name)
+
+    def make_measured_env(self) -> gym.Env:
+        """`make_env`'s copy with its return so far as a measurement."""
+        return ReturnMeasurement(self.make_env(), self.observation_key)
 
     def make_env(self) -> gym.Env:
         """Make one copy: by registered id, by a level of the level set, or by importing

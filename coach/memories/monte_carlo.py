@@ -9,13 +9,11 @@ as the original Coach's episodic replay gave them.
 
 from __future__ import annotations
 
-from typing import Any
-
 import numpy as np
 from gymnasium import spaces
 
 from coach.core.types import Transition
-from coach.memories.open_episodes import OpenEpisodes, flatten_step
+from coach.memories.held_episodes import HeldEpisodes
 
 MC_RETURN = "mc_return"
 """The extra column holding a step's Monte Carlo return."""
@@ -35,9 +33,10 @@ def discounted_returns(rewards: np.ndarray, discount: float) -> np.ndarray:
     return returns.astype(np.float32)
 
 
-class MonteCarloReturns:
+class MonteCarloReturns(HeldEpisodes):
     """Holds each copy's open episode; `add` gives back the steps of the episodes that just
-    ended, with their returns, as one `Transition` (episode after episode, each in order).
+    ended, with their returns (``mc_return``), as one `Transition` (episode after episode,
+    each in order).
 
     Args:
         discount: The discount of the returns.
@@ -45,65 +44,8 @@ class MonteCarloReturns:
     """
 
     def __init__(self, discount: float, num_envs: int) -> None:
+        super().__init__(num_envs, self._returns)
         self.discount = discount
-        self.num_envs = num_envs
-        self.episodes: OpenEpisodes | None = None
-        """The open episodes (built on the first step, shaped after it)."""
 
-    def add(self, step: Transition, envs: np.ndarray | None = None) -> Transition | None:
-        """Take a step of every copy, or of the copies ``envs`` (row for row); the steps of
-        the episodes it ended, with ``mc_return``, or ``None`` when none ended."""
-        columns = flatten_step(step)
-        if self.episodes is None:
-            self.episodes = OpenEpisodes.empty(columns, self.num_envs)
-        self.episodes.append(columns, envs)
-        ended = np.flatnonzero(step.terminated | step.truncated)
-        copies = ended if envs is None else np.asarray(envs)[ended]
-        return self._release([int(c) for c in copies])
-
-    def flush(self) -> Transition | None:
-        """Every open episode's steps (cut where they are), with their returns so far."""
-        if self.episodes is None:
-            return None
-        return self._release([int(c) for c in np.flatnonzero(self.episodes.lengths)])
-
-    def _release(self, copies: list[int]) -> Transition | None:
-        assert self.episodes is not None
-        parts = []
-        for copy in copies:
-            episode = self.episodes.pop(copy)
-            returns = discounted_returns(episode.reward, self.discount)
-            parts.append((episode, returns))
-        if not parts:
-            return None
-        return _joined(parts)
-
-    def state_dict(self) -> dict[str, Any]:
-        return {"episodes": None if self.episodes is None else self.episodes.state_dict()}
-
-    def load_state_dict(self, state: dict[str, Any]) -> None:
-        held = state["episodes"]
-        self.episodes = None if held is None else OpenEpisodes.from_state_dict(held)
-
-
-def _joined(parts: list[tuple[Transition, np.ndarray]]) -> Transition:
-    """The episodes' steps one after another, each with its returns; copies (the episodes'
-    rows are views into the open episodes' arrays)."""
-    episodes = [episode for episode, _ in parts]
-
-    def cat(values: list[np.ndarray]) -> np.ndarray:
-        return np.concatenate(values)
-
-    first = episodes[0]
-    return Transition(
-        state={k: cat([e.state[k] for e in episodes]) for k in first.state},
-        action=cat([e.action for e in episodes]),
-        reward=cat([e.reward for e in episodes]),
-        next_state={k: cat([e.next_state[k] for e in episodes]) for k in first.next_state},
-        terminated=cat([e.terminated for e in episodes]),
-        truncated=cat([e.truncated for e in episodes]),
-        extras={
-            **{k: cat([e.extras[k] for e in episodes]) for k in first.extras},
-            MC_RETURN: cat([returns for _, returns in parts]),
-        },
-    )
+    def _returns(self, episode: Transition) -> dict[str, np.ndarray]:
+        return {MC_RETURN: discounted_returns(episode.reward, self.discount)}

@@ -1,6 +1,7 @@
 """Networks: embedders keyed by observation name, middlewares, heads, online/target copies."""
 
 from coach.networks.distributions import CategoricalDistribution, GaussianDistribution
+from coach.networks.future_heads import FutureMeasurementsHeadParameters
 from coach.networks.heads import (
     BootstrappedQHeadParameters,
     CategoricalPolicyHeadParameters,
@@ -8,6 +9,7 @@ from coach.networks.heads import (
     DeterministicPolicyHeadParameters,
     GaussianPolicyHeadParameters,
     HeadParameters,
+    KeyHeadParameters,
     NoisyLinear,
     QHeadParameters,
     QuantileQHeadParameters,
@@ -28,10 +30,12 @@ __all__ = [
     "CategoricalPolicyHeadParameters",
     "CategoricalQHeadParameters",
     "DeterministicPolicyHeadParameters",
+    "FutureMeasurementsHeadParameters",
     "GaussianDistribution",
     "GaussianPolicyHeadParameters",
     "HeadParameters",
     "InputEmbedderParameters",
+    "KeyHeadParameters",
     "MiddlewareParameters",
     "Model",
     "NetworkParameters",

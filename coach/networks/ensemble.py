@@ -96,6 +96,7 @@ class StackedModel(nn.Module):
         self.size = len(members)
         self.input_keys = list(first.input_keys)
         self.scales = {key: _embedder(first, key).scale for key in self.input_keys}
+        self.offsets = {key: _embedder(first, key).offset for key in self.input_keys}
         self.embedders = nn.ModuleDict(
             {
                 key: StackedLayers([_embedder(m, key).layers for m in members])
@@ -121,6 +122,8 @@ class StackedModel(nn.Module):
                 x = x.float()
             if self.scales[key] != 1.0:
                 x = x * self.scales[key]
+            if self.offsets[key] != 0.0:
+                x = x - self.offsets[key]
             prepared.append(x if x.dim() == 2 else x.flatten(1))
         return prepared
 

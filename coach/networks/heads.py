@@ -10,6 +10,8 @@ the network calls it on the middleware's features. Value heads for discrete acti
 - `QuantileQHeadParameters`: ``num_quantiles`` quantiles of the return per action, QR-DQN
   (Dabney et al., 2018).
 - `BootstrappedQHeadParameters`: ``num_heads`` independent Q heads (Osband et al., 2016).
+- `KeyHeadParameters`: a state's key into NEC's dictionaries (Pritzel et al., 2017), whose
+  values the agent looks up (`coach.memories.dnd`).
 
 ``noisy=True`` makes a head's layers `NoisyLinear` (Fortunato et al., 2018).
 """
@@ -338,3 +340,22 @@ class DeterministicPolicyHeadParameters(HeadParameters):
                 f"{action_space}"
             )
         return DeterministicPolicyHead(in_features, action_space)
+
+
+@dataclass(slots=True, kw_only=True)
+class KeyHeadParameters(HeadParameters):
+    """A state's key (embedding): a linear map of the middleware's features to ``size``
+    numbers, or those features themselves (``size=None``); output (B, size)."""
+
+    name: str = "key"
+    """The name the head's output is returned under."""
+    size: int | None = 64
+    """The key's length; ``None``: the middleware's width, its features as they are."""
+
+    def validate(self) -> None:
+        HeadParameters.validate(self)
+        if self.size is not None:
+            check.whole("size", self.size, 1)
+
+    def build(self, in_features: int, action_space: spaces.Space[Any]) -> nn.Module:
+        return nn.Identity() if self.size is None else nn.Linear(in_features, self.size)

@@ -72,6 +72,7 @@ class Embedder(nn.Module):
         if space.shape is None:
             raise CoachError(f"an embedder cannot read the space {space}")
         self.scale = 1.0 / params.input_rescaling
+        self.offset = params.input_offset
         self.add_channel = False
         self.conv: nn.Module | None = None
         features = int(np.prod(space.shape))
@@ -107,6 +108,8 @@ class Embedder(nn.Module):
             x = x.float()
         if self.scale != 1.0:
             x = x * self.scale
+        if self.offset != 0.0:
+            x = x - self.offset
         if self.conv is not None:
             x = x.unsqueeze(1) if self.add_channel else x
             x = self.conv.forward(x.contiguous(memory_format=torch.channels_last))

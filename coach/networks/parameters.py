@@ -27,6 +27,8 @@ class InputEmbedderParameters:
     """Activation between layers: relu, tanh, elu, gelu, leaky_relu or silu."""
     input_rescaling: float = 1.0
     """The input is divided by this first (255 for uint8 images)."""
+    input_offset: float = 0.0
+    """Then this is subtracted (0.5 centres inputs rescaled to [0, 1])."""
 
     def validate(self) -> None:
         for i, layer in enumerate(self.conv):

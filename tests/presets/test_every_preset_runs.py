@@ -83,6 +83,9 @@ TRAINING: dict[str, dict[str, str]] = {
         "agents.player.memory.rollout_length": "4",
         "agents.player.algorithm.batch_size": "32",
     },
+    # NEC trains once every action's dictionary holds k entries.
+    "CartPole_NEC": {"agent.algorithm.number_of_knn": "5"},
+    "Doom_Basic_NEC": {"agent.algorithm.number_of_knn": "5"},
     "CartPole_PG": {"agent.memory.rollout_length": "8"},
     "LunarLander_ClippedPPO": {"agent.memory.rollout_length": "4"},
     "Mujoco_ClippedPPO": {"agent.memory.rollout_length": "64"},

@@ -1,0 +1,62 @@
+"""Mixed Monte Carlo on ViZDoom's health gathering (Ostrovski et al., 2017), after the
+original Coach's Doom_Health_MMC; any other scenario of the doom level set by ``-lvl``.
+
+Doom_Basic_DQN's network and filters (the screen as 84x84 luminance, a stack of 4; the
+Nature CNN), rewards divided by 100 (a tic alive is worth 1, death -100), each target mixing
+in a tenth of the step's episode return. A batch of 32 after every env step with the squared
+error, Adam at 2.5e-4, the target network refreshed every 1,000 steps, epsilon from 0.5 to
+0 over 10,000 steps after 1,000 random ones. The original Coach promised nothing for this
+preset; its learning run is reported in the README.
+"""
+
+from coach import (
+    BasicRLGraphManager,
+    EnvironmentEpisodes,
+    EnvironmentSteps,
+    InputEmbedderParameters,
+    LinearSchedule,
+    MiddlewareParameters,
+    MMCAgentParameters,
+    NetworkParameters,
+    PresetValidation,
+    QHeadParameters,
+    ScheduleParameters,
+)
+from coach.environments import DoomEnvironmentParameters
+from coach.filters.atari import atari_input_filter
+from coach.filters.reward.rescale import RewardRescaleFilter
+from coach.networks.parameters import NATURE_CNN
+
+schedule = ScheduleParameters(
+    heatup_steps=EnvironmentSteps(1000),
+    improve_steps=EnvironmentSteps(100_000),
+    steps_between_evaluation_periods=EnvironmentEpisodes(5),
+    evaluation_steps=EnvironmentEpisodes(3),
+)
+
+agent = MMCAgentParameters()
+agent.algorithm.discount = 0.99
+agent.algorithm.batch_size = 32
+agent.algorithm.loss = "mse"
+agent.algorithm.num_consecutive_playing_steps = EnvironmentSteps(1)
+agent.algorithm.num_steps_between_copying_online_weights_to_target = EnvironmentSteps(1000)
+agent.memory.max_size = 100_000
+agent.exploration.epsilon_schedule = LinearSchedule(0.5, 0.0, 10_000)
+agent.exploration.evaluation_epsilon = 0.0
+agent.input_filter = atari_input_filter(obs_type="rgb", clip_rewards=False)
+agent.input_filter.reward_filters = [RewardRescaleFilter(1 / 100)]
+agent.network_wrappers["main"] = NetworkParameters(
+    input_embedders={
+        "observation": InputEmbedderParameters(conv=NATURE_CNN, input_rescaling=255.0)
+    },
+    middleware=MiddlewareParameters(scheme=[512]),
+    heads=[QHeadParameters()],
+    learning_rate=2.5e-4,
+    create_target_network=True,
+)
+
+graph_manager = BasicRLGraphManager(
+    agent, DoomEnvironmentParameters(level="health_gathering"), schedule
+)
+
+validation = PresetValidation(min_reward=1000, max_episodes=150, seeds=(0, 1, 2))
