@@ -93,6 +93,9 @@ class Policy(ABC):
         """There are hidden states: what every step asks, as a plain attribute."""
         self._random_block: np.ndarray = np.empty(0)
         self._random_cursor = 0
+        self.not_exportable: str | None = None
+        """Why this policy cannot be exported as a function of one observation, if it cannot
+        (`coach.export.policy`)."""
 
     def act(
         self, state: Observation, phase: RunPhase, rows: np.ndarray | None = None

@@ -265,12 +265,14 @@ class DFPAgent(Agent):
     # -- the sides --------------------------------------------------------------------------
 
     def make_policy(self) -> Policy:
-        return GoalPolicy(
+        policy = GoalPolicy(
             self,
             network=self.networks["main"],
             q_values=self.action_values,
             **self.policy_arguments(),
         )
+        policy.not_exportable = "its network also reads the goal, which is no observation"
+        return policy
 
     def make_learner(self) -> Learner:
         return DFPLearner(agent=self, **self.learner_arguments())

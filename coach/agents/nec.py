@@ -195,7 +195,12 @@ class NECAgent(QAgent):
             device=self.device,
             seed=int(self.rng.integers(2**31)),
         )
-        return super().make_policy()
+        policy = super().make_policy()
+        policy.not_exportable = (
+            "its Q-values are nearest-neighbour searches in its dictionaries, which an "
+            "exported network does not hold"
+        )
+        return policy
 
     def _key_size(self) -> int:
         head = next(h for h in self.params.network_wrappers["main"].heads if h.name == "key")

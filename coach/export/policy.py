@@ -16,7 +16,9 @@ weights; the filters are their torch twins (`coach.export.transforms`).
 
 What is not a function of one observation is refused (a `CoachError`): a recurrent policy,
 which carries a hidden state per environment copy, a frame stack or any other filter with
-history per copy, a noisy network, which draws new weights before every decision.
+history per copy, a noisy network, which draws new weights before every decision, and a
+policy that says why it cannot be (`Policy.not_exportable`: NEC's nearest-neighbour search,
+DFP's goal input).
 """
 
 from __future__ import annotations
@@ -59,6 +61,8 @@ class ExportedPolicy(nn.Module):
                 f"carried from step to step, so it cannot be exported as a function of one "
                 f"observation"
             )
+        if policy.not_exportable is not None:
+            raise CoachError(f"{type(agent).__name__} cannot be exported: {policy.not_exportable}")
         input_filter = agent.input_filter
         select = input_filter.select_keys
         self.keys = list(select.keys if select is not None else observation_space.spaces)

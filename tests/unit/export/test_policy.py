@@ -21,7 +21,9 @@ from coach.agents.bootstrapped_dqn import BootstrappedDQNAgentParameters
 from coach.agents.categorical_dqn import CategoricalDQNAgentParameters
 from coach.agents.clipped_ppo import ClippedPPOAgentParameters
 from coach.agents.ddpg import DDPGAgentParameters
+from coach.agents.dfp import DFPAgentParameters
 from coach.agents.dqn import DQNAgentParameters
+from coach.agents.nec import NECAgentParameters
 from coach.agents.on_policy import OnPolicyAgentParameters, actor_critic_networks
 from coach.agents.parameters import AgentParameters
 from coach.agents.policy_gradients import PolicyGradientsAgentParameters
@@ -248,6 +250,7 @@ def _stacked_dqn() -> AgentParameters:
         (lambda: small(R2D2AgentParameters()), "recurrent networks"),
         (lambda: small(RainbowAgentParameters()), "noisy network draws new weights"),
         (_stacked_dqn, "ObservationStackingFilter keeps history per environment copy"),
+        (lambda: small(NECAgentParameters()), "NECAgent .* nearest-neighbour searches"),
     ],
 )
 def test_what_is_no_function_of_one_observation_is_refused(
@@ -256,3 +259,15 @@ def test_what_is_no_function_of_one_observation_is_refused(
     agent = build(make(), masked_observations(), spaces.Discrete(ACTIONS))
     with pytest.raises(CoachError, match=reason):
         ExportedPolicy(agent, masked_observations(), spaces.Discrete(ACTIONS))
+
+
+def test_a_dfp_policy_is_refused_for_its_goal_input() -> None:
+    observations = spaces.Dict(
+        {
+            "observation": spaces.Box(-1.0, 1.0, (3,), np.float32),
+            "measurements": spaces.Box(-np.inf, np.inf, (1,), np.float32),
+        }
+    )
+    agent = build(DFPAgentParameters(), observations, spaces.Discrete(ACTIONS))
+    with pytest.raises(CoachError, match=r"DFPAgent cannot be exported: .* reads the goal"):
+        ExportedPolicy(agent, observations, spaces.Discrete(ACTIONS))
