@@ -37,11 +37,12 @@ from coach import validation as check
 from coach.agents.acting import Policy, QPolicy
 from coach.agents.agent import Agent
 from coach.agents.algorithm import AlgorithmParameters
+from coach.agents.held import HoldsEpisodes
 from coach.agents.learning import Learner, on_device
 from coach.agents.parameters import AgentParameters
 from coach.core.run_phase import RunPhase
 from coach.core.step_units import EnvironmentSteps
-from coach.core.types import ActionInfo, Batch, EnvResponse, Observation, Transition
+from coach.core.types import Batch, Observation, Transition
 from coach.environments.measurements import MEASUREMENTS
 from coach.errors import CoachError
 from coach.exploration.e_greedy import EGreedyParameters
@@ -198,7 +199,7 @@ class GoalPolicy(QPolicy):
         return inputs
 
 
-class DFPAgent(Agent):
+class DFPAgent(HoldsEpisodes):
     """Direct Future Prediction: act on the predicted changes of the measurements."""
 
     params: DFPAgentParameters
@@ -281,19 +282,7 @@ class DFPAgent(Agent):
         size = self.size
         return {FUTURE: spaces.Box(-np.inf, np.inf, shape=(size,), dtype=np.float32)}
 
-    # -- storing ----------------------------------------------------------------------------
-
-    def store(self, step: Transition, info: ActionInfo, rows: np.ndarray | None = None) -> None:
-        ended = self.episodes_held.add(step, rows)
-        if ended is not None and self.memory is not None:
-            self.memory.store(ended)
-
-    def reset(self, response: EnvResponse) -> None:
-        # Episodes are about to restart: the open ones are finished, cut where they are.
-        cut = self.episodes_held.flush()
-        if cut is not None and self.memory is not None:
-            self.memory.store(cut)
-        super().reset(response)
+    # -- storing: a whole episode at a time (`HoldsEpisodes`) ------------------------------
 
     def _finish(self, episode: Transition) -> dict[str, np.ndarray]:
         count = len(episode.reward)
@@ -318,15 +307,12 @@ class DFPAgent(Agent):
         return {
             **super().state_dict(include_memory),
             "goals": {str(k): v.cpu() for k, v in self.goals.items()},
-            "held_episodes": self.episodes_held.state_dict(),
         }
 
     def load_state_dict(self, state: dict[str, Any], episodes_in_flight: bool = True) -> None:
         super().load_state_dict(state, episodes_in_flight)
         for key, goal in state["goals"].items():
             self.goals[key == "True"] = goal.to(self.device)
-        if episodes_in_flight:
-            self.episodes_held.load_state_dict(state["held_episodes"])
 
 
 class DFPLearner(Learner):

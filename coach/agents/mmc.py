@@ -15,12 +15,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-import numpy as np
 import torch
 from gymnasium import spaces
 
 from coach import validation as check
 from coach.agents.dqn import DQNAgentParameters
+from coach.agents.held import HoldsEpisodes
 from coach.agents.learning import Learner
 from coach.agents.q_learning import (
     DQNAlgorithmParameters,
@@ -30,7 +30,7 @@ from coach.agents.q_learning import (
     taken_q,
     td_target,
 )
-from coach.core.types import ActionInfo, Batch, EnvResponse, Transition
+from coach.core.types import Batch
 from coach.memories.monte_carlo import MC_RETURN, MC_RETURN_SPACE, MonteCarloReturns
 
 
@@ -63,41 +63,20 @@ class MMCAgentParameters(DQNAgentParameters):
         return MMCAgent
 
 
-class MMCAgent(QAgent):
+class MMCAgent(HoldsEpisodes, QAgent):
     """Mixed Monte Carlo: DQN whose targets mix in each step's episode return."""
 
     params: MMCAgentParameters
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        self.returns = MonteCarloReturns(self.algorithm.discount, self.num_envs)
-        """Each copy's open episode, until it ends."""
+        self.episodes_held = MonteCarloReturns(self.algorithm.discount, self.num_envs)
 
     def make_learner(self) -> Learner:
         return MMCLearner(**self.learner_arguments())
 
     def memory_extras(self) -> dict[str, spaces.Space]:
         return {MC_RETURN: MC_RETURN_SPACE}
-
-    def store(self, step: Transition, info: ActionInfo, rows: np.ndarray | None = None) -> None:
-        ended = self.returns.add(step, rows)
-        if ended is not None and self.memory is not None:
-            self.memory.store(ended)
-
-    def reset(self, response: EnvResponse) -> None:
-        # Episodes are about to restart: the open ones are stored, cut where they are.
-        cut = self.returns.flush()
-        if cut is not None and self.memory is not None:
-            self.memory.store(cut)
-        super().reset(response)
-
-    def state_dict(self, include_memory: bool = False) -> dict[str, Any]:
-        return {**super().state_dict(include_memory), "monte_carlo": self.returns.state_dict()}
-
-    def load_state_dict(self, state: dict[str, Any], episodes_in_flight: bool = True) -> None:
-        super().load_state_dict(state, episodes_in_flight)
-        if episodes_in_flight:
-            self.returns.load_state_dict(state["monte_carlo"])
 
 
 class MMCLearner(QLearner):

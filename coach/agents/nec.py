@@ -31,12 +31,13 @@ from gymnasium import spaces
 from coach import validation as check
 from coach.agents.acting import Policy
 from coach.agents.dqn import DQNAgentParameters
+from coach.agents.held import HoldsEpisodes
 from coach.agents.learning import Clock, Learner
 from coach.agents.q_learning import DQNAlgorithmParameters, QAgent, QLearner, regress_q
 from coach.core.action_masks import ACTION_MASK, legal_only
 from coach.core.run_phase import RunPhase
 from coach.core.step_units import EnvironmentSteps
-from coach.core.types import ActionInfo, Batch, EnvResponse, Transition
+from coach.core.types import Batch, Transition
 from coach.errors import CoachError
 from coach.memories.dnd import DND
 from coach.memories.held_episodes import HeldEpisodes
@@ -164,7 +165,7 @@ def n_step_returns(
     return returns.astype(np.float32)
 
 
-class NECAgent(QAgent):
+class NECAgent(HoldsEpisodes, QAgent):
     """Neural Episodic Control: Q-values looked up in a dictionary per action."""
 
     params: NECAgentParameters
@@ -226,19 +227,7 @@ class NECAgent(QAgent):
     def memory_extras(self) -> dict[str, spaces.Space]:
         return {NEC_RETURN: spaces.Box(-np.inf, np.inf, shape=(), dtype=np.float32)}
 
-    # -- storing ----------------------------------------------------------------------------
-
-    def store(self, step: Transition, info: ActionInfo, rows: np.ndarray | None = None) -> None:
-        ended = self.episodes_held.add(step, rows)
-        if ended is not None and self.memory is not None:
-            self.memory.store(ended)
-
-    def reset(self, response: EnvResponse) -> None:
-        # Episodes are about to restart: the open ones are finished, cut where they are.
-        cut = self.episodes_held.flush()
-        if cut is not None and self.memory is not None:
-            self.memory.store(cut)
-        super().reset(response)
+    # -- storing: a whole episode at a time (`HoldsEpisodes`) ------------------------------
 
     def _finish(self, episode: Transition) -> dict[str, np.ndarray]:
         """An ended episode's returns; its keys and returns enter the dictionaries."""
@@ -289,7 +278,6 @@ class NECAgent(QAgent):
         return {
             **super().state_dict(include_memory),
             "dnd": self.dnd.state_dict(),
-            "held_episodes": self.episodes_held.state_dict(),
         }
 
     def load_state_dict(self, state: dict[str, Any], episodes_in_flight: bool = True) -> None:
@@ -297,8 +285,6 @@ class NECAgent(QAgent):
             raise CoachError("the checkpoint has no NEC dictionaries: it is not an NEC agent's")
         super().load_state_dict(state, episodes_in_flight)
         self.dnd.load_state_dict(state["dnd"])
-        if episodes_in_flight:
-            self.episodes_held.load_state_dict(state["held_episodes"])
 
 
 def _masks(state: dict[str, np.ndarray], start: int, count: int) -> dict[str, np.ndarray]:
