@@ -13,18 +13,13 @@ from coach import (
     DQNAgentParameters,
     EnvironmentEpisodes,
     EnvironmentSteps,
-    InputEmbedderParameters,
     LinearSchedule,
-    MiddlewareParameters,
-    NetworkParameters,
     PresetValidation,
     QHeadParameters,
     ScheduleParameters,
 )
 from coach.environments import DoomEnvironmentParameters
-from coach.filters.atari import atari_input_filter
-from coach.filters.reward.rescale import RewardRescaleFilter
-from coach.networks.parameters import NATURE_CNN
+from coach_presets import _doom
 
 schedule = ScheduleParameters(
     heatup_steps=EnvironmentSteps(1000),
@@ -40,17 +35,8 @@ agent.algorithm.num_consecutive_playing_steps = EnvironmentSteps(2)
 agent.algorithm.num_steps_between_copying_online_weights_to_target = EnvironmentSteps(500)
 agent.memory.max_size = 100_000
 agent.exploration.epsilon_schedule = LinearSchedule(1.0, 0.05, 5000)
-agent.input_filter = atari_input_filter(obs_type="rgb", clip_rewards=False)
-agent.input_filter.reward_filters = [RewardRescaleFilter(1 / 100)]
-agent.network_wrappers["main"] = NetworkParameters(
-    input_embedders={
-        "observation": InputEmbedderParameters(conv=NATURE_CNN, input_rescaling=255.0)
-    },
-    middleware=MiddlewareParameters(scheme=[512]),
-    heads=[QHeadParameters()],
-    learning_rate=2.5e-4,
-    create_target_network=True,
-)
+agent.input_filter = _doom.input_filter()
+agent.network_wrappers["main"] = _doom.network(QHeadParameters(), learning_rate=2.5e-4)
 
 graph_manager = BasicRLGraphManager(agent, DoomEnvironmentParameters(level="basic"), schedule)
 

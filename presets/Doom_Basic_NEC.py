@@ -14,19 +14,14 @@ from coach import (
     BasicRLGraphManager,
     EnvironmentEpisodes,
     EnvironmentSteps,
-    InputEmbedderParameters,
     LinearSchedule,
-    MiddlewareParameters,
     NECAgentParameters,
-    NetworkParameters,
     PresetValidation,
     ScheduleParameters,
 )
 from coach.environments import DoomEnvironmentParameters
-from coach.filters.atari import atari_input_filter
-from coach.filters.reward.rescale import RewardRescaleFilter
 from coach.networks import KeyHeadParameters
-from coach.networks.parameters import NATURE_CNN
+from coach_presets import _doom
 
 schedule = ScheduleParameters(
     heatup_steps=EnvironmentSteps(1000),
@@ -41,15 +36,9 @@ agent.algorithm.dnd_size = 100_000
 agent.memory.max_size = 100_000
 agent.exploration.epsilon_schedule = LinearSchedule(0.5, 0.05, 5000)
 agent.exploration.evaluation_epsilon = 0.0
-agent.input_filter = atari_input_filter(obs_type="rgb", clip_rewards=False)
-agent.input_filter.reward_filters = [RewardRescaleFilter(1 / 100)]
-agent.network_wrappers["main"] = NetworkParameters(
-    input_embedders={
-        "observation": InputEmbedderParameters(conv=NATURE_CNN, input_rescaling=255.0)
-    },
-    middleware=MiddlewareParameters(scheme=[512]),
-    heads=[KeyHeadParameters(size=64)],
-    learning_rate=1e-5,
+agent.input_filter = _doom.input_filter()
+agent.network_wrappers["main"] = _doom.network(
+    KeyHeadParameters(size=64), learning_rate=1e-5, create_target_network=False
 )
 
 graph_manager = BasicRLGraphManager(agent, DoomEnvironmentParameters(level="basic"), schedule)
