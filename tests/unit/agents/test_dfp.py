@@ -15,14 +15,13 @@ from gymnasium import spaces
 
 from coach.agents.dfp import GOAL, DFPAgent, DFPAgentParameters, goal_weights
 from coach.core.run_phase import RunPhase
-from coach.core.step_units import EnvironmentEpisodes, EnvironmentSteps
+from coach.core.step_units import EnvironmentSteps
 from coach.core.types import ActionInfo, Batch, Transition
 from coach.environments.measurements import MEASUREMENTS
 from coach.environments.parameters import GymEnvironmentParameters
 from coach.errors import CoachError
-from coach.graph_managers.basic_rl import BasicRLGraphManager
-from coach.graph_managers.parameters import RunContext, ScheduleParameters
 from coach.memories.future_measurements import FUTURE, future_targets
+from tests.unit.agents.seeded import after_run, main_weights, short_schedule
 
 OBSERVATIONS = spaces.Dict(
     {
@@ -198,29 +197,15 @@ def test_the_return_so_far_is_a_measurement() -> None:
 
 
 def test_same_seed_same_numbers(tmp_path: Path) -> None:
+    environment = GymEnvironmentParameters(level="CartPole-v1", measure_return=True)
     runs = []
     for i, seed in enumerate((0, 0, 1)):
         params = _params()
         params.algorithm.num_consecutive_playing_steps = EnvironmentSteps(4)
-        schedule = ScheduleParameters(
-            heatup_steps=EnvironmentSteps(100),
-            improve_steps=EnvironmentSteps(300),
-            steps_between_evaluation_periods=EnvironmentSteps(300),
-            evaluation_steps=EnvironmentEpisodes(1),
-        )
         params.algorithm.goal_vector = [1.0]
         params.algorithm.target_scales = None
-        environment = GymEnvironmentParameters(level="CartPole-v1", measure_return=True)
-        graph = BasicRLGraphManager(params, environment, schedule)
-        run = graph.create_graph(
-            RunContext(seed=seed, experiment_dir=tmp_path / str(i), quiet=True)
+        runs.append(
+            after_run(params, environment, short_schedule(), seed, tmp_path / str(i), main_weights)
         )
-        run.improve()
-        agent = run.top_level.agent
-        weights = torch.cat(
-            [p.detach().flatten() for p in agent.networks["main"].online.parameters()]
-        )
-        runs.append((agent.training_steps, weights))
-        run.close()
     assert runs[0][0] > 0 and torch.equal(runs[0][1], runs[1][1])
     assert not torch.equal(runs[0][1], runs[2][1])

@@ -13,15 +13,15 @@ import pytest
 import torch
 from gymnasium import spaces
 
+from coach.agents.agent import Agent
 from coach.agents.nec import NEC_RETURN, NECAgent, NECAgentParameters, n_step_returns
 from coach.core.run_phase import RunPhase
-from coach.core.step_units import EnvironmentEpisodes, EnvironmentSteps
+from coach.core.step_units import EnvironmentSteps
 from coach.core.types import ActionInfo, Batch, Transition
 from coach.environments.parameters import GymEnvironmentParameters
-from coach.graph_managers.basic_rl import BasicRLGraphManager
-from coach.graph_managers.parameters import RunContext, ScheduleParameters
 from coach.memories.dnd import kernel_values
 from coach.validation import InvalidParameter
+from tests.unit.agents.seeded import after_run, main_weights, short_schedule
 
 OBSERVATIONS = spaces.Dict({"observation": spaces.Box(-1.0, 1.0, (4,), np.float32)})
 ACTIONS = spaces.Discrete(2)
@@ -177,36 +177,23 @@ def test_nec_refuses_what_it_cannot_do() -> None:
         params.validate()
 
 
-def _schedule(improve: int) -> ScheduleParameters:
-    return ScheduleParameters(
-        heatup_steps=EnvironmentSteps(100),
-        improve_steps=EnvironmentSteps(improve),
-        steps_between_evaluation_periods=EnvironmentSteps(improve),
-        evaluation_steps=EnvironmentEpisodes(1),
-    )
-
-
 def test_checkpoint_round_trip_and_same_seed_same_numbers(tmp_path: Path) -> None:
+    probe = torch.linspace(-1, 1, 4 * 8).view(8, 4)
+
+    def read(agent: Agent) -> tuple[int, torch.Tensor, torch.Tensor, dict]:
+        steps, weights = main_weights(agent)
+        with torch.no_grad():
+            values = agent.action_values(agent.networks["main"].online({"observation": probe}))  # type: ignore[attr-defined]
+        return steps, weights, values, copy.deepcopy(agent.state_dict())
+
+    environment = GymEnvironmentParameters(level="CartPole-v1")
     runs = []
     for i, seed in enumerate((0, 0, 1)):
         params = _params(k=5)
         params.algorithm.n_step = 10
-        graph = BasicRLGraphManager(
-            params, GymEnvironmentParameters(level="CartPole-v1"), _schedule(400)
+        runs.append(
+            after_run(params, environment, short_schedule(400), seed, tmp_path / str(i), read)
         )
-        run = graph.create_graph(
-            RunContext(seed=seed, experiment_dir=tmp_path / str(i), quiet=True)
-        )
-        run.improve()
-        agent = run.top_level.agent
-        weights = torch.cat(
-            [p.detach().flatten() for p in agent.networks["main"].online.parameters()]
-        )
-        probe = torch.linspace(-1, 1, 4 * 8).view(8, 4)
-        with torch.no_grad():
-            values = agent.action_values(agent.networks["main"].online({"observation": probe}))
-        runs.append((agent.training_steps, weights, values, copy.deepcopy(agent.state_dict())))
-        run.close()
     assert (
         runs[0][0] > 0
         and torch.equal(runs[0][1], runs[1][1])
@@ -216,7 +203,6 @@ def test_checkpoint_round_trip_and_same_seed_same_numbers(tmp_path: Path) -> Non
     # A fresh agent loaded from the first run's state answers as it did.
     fresh = NECAgent(_params(k=5), OBSERVATIONS, ACTIONS, 1, seed=7)
     fresh.load_state_dict(runs[0][3])
-    probe = torch.linspace(-1, 1, 4 * 8).view(8, 4)
     with torch.no_grad():
         values = fresh.action_values(fresh.networks["main"].online({"observation": probe}))
     torch.testing.assert_close(values, runs[0][2])

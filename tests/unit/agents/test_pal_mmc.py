@@ -14,13 +14,11 @@ from gymnasium import spaces
 
 from coach.agents.mmc import MMCAgent, MMCAgentParameters
 from coach.agents.pal import PALAgent, PALAgentParameters, action_gaps, pal_targets
-from coach.core.step_units import EnvironmentEpisodes, EnvironmentSteps
 from coach.core.types import ActionInfo, Batch, Transition
 from coach.environments.parameters import GymEnvironmentParameters
-from coach.graph_managers.basic_rl import BasicRLGraphManager
-from coach.graph_managers.parameters import RunContext, ScheduleParameters
 from coach.memories.monte_carlo import MC_RETURN
 from coach.validation import InvalidParameter
+from tests.unit.agents.seeded import after_run, main_weights, short_schedule
 
 OBSERVATIONS = spaces.Dict({"observation": spaces.Box(-1.0, 1.0, (4,), np.float32)})
 ACTIONS = spaces.Discrete(3)
@@ -155,27 +153,14 @@ def test_mmc_takes_one_step_returns_only() -> None:
 
 @pytest.mark.parametrize("params_class", [PALAgentParameters, MMCAgentParameters])
 def test_same_seed_same_numbers(params_class: type, tmp_path: Path) -> None:
+    environment = GymEnvironmentParameters(level="CartPole-v1")
     runs = []
     for i, seed in enumerate((0, 0, 1)):
         params = params_class()
         params.network_wrappers["main"].middleware.scheme = [16]
         params.algorithm.num_consecutive_training_steps = 4
-        schedule = ScheduleParameters(
-            heatup_steps=EnvironmentSteps(100),
-            improve_steps=EnvironmentSteps(300),
-            steps_between_evaluation_periods=EnvironmentSteps(300),
-            evaluation_steps=EnvironmentEpisodes(1),
+        runs.append(
+            after_run(params, environment, short_schedule(), seed, tmp_path / str(i), main_weights)
         )
-        graph = BasicRLGraphManager(params, GymEnvironmentParameters(level="CartPole-v1"), schedule)
-        run = graph.create_graph(
-            RunContext(seed=seed, experiment_dir=tmp_path / str(i), quiet=True)
-        )
-        run.improve()
-        agent = run.top_level.agent
-        weights = torch.cat(
-            [p.detach().flatten() for p in agent.networks["main"].online.parameters()]
-        )
-        runs.append((agent.training_steps, weights))
-        run.close()
     assert runs[0][0] > 0 and torch.equal(runs[0][1], runs[1][1])
     assert not torch.equal(runs[0][1], runs[2][1])
