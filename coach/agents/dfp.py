@@ -229,7 +229,8 @@ class DFPAgent(HoldsEpisodes):
         self.algorithm = algorithm = params.algorithm
         scales = algorithm.target_scales or [1.0] * count
         self.scales = np.asarray(scales, dtype=np.float64)
-        self.goals: dict[bool, torch.Tensor] = {}
+        self.goals: dict[str, torch.Tensor] = {}
+        """The goal pursued in ``training`` and in ``evaluation``, (1, offsets * measurements)."""
         super().__init__(params, observation_space, *args, **kwargs)
         self.set_goal_vector(algorithm.goal_vector)
         self.set_goal_vector(algorithm.evaluation_goal_vector or algorithm.goal_vector, True)
@@ -249,11 +250,12 @@ class DFPAgent(HoldsEpisodes):
         flat = goal_weights(
             list(weights), algorithm.future_measurements_weights, len(algorithm.offsets)
         )
-        self.goals[evaluation] = torch.as_tensor(flat, device=self.device)
+        phase = "evaluation" if evaluation else "training"
+        self.goals[phase] = torch.as_tensor(flat, device=self.device).unsqueeze(0)
 
     def goal_tensor(self) -> torch.Tensor:
         """The goal pursued now (1, offsets * measurements)."""
-        return self.goals[self.phase is RunPhase.EVALUATE].unsqueeze(0)
+        return self.goals["evaluation" if self.phase is RunPhase.EVALUATE else "training"]
 
     def network_inputs(self) -> spaces.Dict:
         goal = spaces.Box(-np.inf, np.inf, shape=(self.size,), dtype=np.float32)
@@ -306,13 +308,12 @@ class DFPAgent(HoldsEpisodes):
     def state_dict(self, include_memory: bool = False) -> dict[str, Any]:
         return {
             **super().state_dict(include_memory),
-            "goals": {str(k): v.cpu() for k, v in self.goals.items()},
+            "goals": {phase: goal.cpu() for phase, goal in self.goals.items()},
         }
 
     def load_state_dict(self, state: dict[str, Any], episodes_in_flight: bool = True) -> None:
         super().load_state_dict(state, episodes_in_flight)
-        for key, goal in state["goals"].items():
-            self.goals[key == "True"] = goal.to(self.device)
+        self.goals = {phase: goal.to(self.device) for phase, goal in state["goals"].items()}
 
 
 class DFPLearner(Learner):
@@ -331,7 +332,7 @@ class DFPLearner(Learner):
     def learn(self, batch: Batch) -> dict[str, float | torch.Tensor]:
         b = on_device(batch, self.device)
         rows = len(b.rewards)
-        inputs = {**b.states, GOAL: self.agent.goals[False].expand(rows, -1)}
+        inputs = {**b.states, GOAL: self.agent.goals["training"].expand(rows, -1)}
         predicted = self.network(inputs)["future"]
         actions = b.actions.long() - int(getattr(self.action_space, "start", 0))
         taken = predicted[torch.arange(rows, device=self.device), actions]

@@ -170,10 +170,10 @@ class NECAgent(HoldsEpisodes, QAgent):
 
     params: NECAgentParameters
     algorithm: NECAlgorithmParameters
+    accumulates_n_step = False  # the returns are computed over whole episodes
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        self.n_step = None  # the returns are computed over whole episodes, not accumulated
         self.episodes_held = HeldEpisodes(self.num_envs, self._finish)
         """Each copy's open episode, until it ends."""
 

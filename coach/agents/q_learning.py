@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 import torch
@@ -202,6 +202,10 @@ class QAgent(Agent):
     The Q network is ``main``; ``algorithm`` must be `DQNAlgorithmParameters` (or derived).
     """
 
+    accumulates_n_step: ClassVar[bool] = True
+    """``n_step > 1`` sums rewards step by step in an `NStepAccumulator`; ``False`` for an
+    agent that computes its n-step returns over whole episodes (NEC)."""
+
     def __init__(self, params: AgentParameters, *args: Any, **kwargs: Any) -> None:
         algorithm = params.algorithm
         if not isinstance(algorithm, DQNAlgorithmParameters):
@@ -218,7 +222,7 @@ class QAgent(Agent):
         self.q_network = self.networks["main"]
         self.n_step = (
             NStepAccumulator(algorithm.n_step, algorithm.discount, self.num_envs)
-            if algorithm.n_step > 1
+            if algorithm.n_step > 1 and self.accumulates_n_step
             else None
         )
 
@@ -234,7 +238,7 @@ class QAgent(Agent):
         }
 
     def memory_extras(self) -> dict[str, spaces.Space]:
-        if self.algorithm.n_step > 1:  # each transition's own g^k
+        if self.algorithm.n_step > 1 and self.accumulates_n_step:  # each transition's own g^k
             return {"discount": spaces.Box(0.0, 1.0, shape=(), dtype=np.float32)}
         return {}
 

@@ -55,10 +55,6 @@ class HeldEpisodes:
             return None
         return self._release([int(c) for c in np.flatnonzero(self.episodes.lengths)])
 
-    def held(self) -> int:
-        """Steps held in open episodes."""
-        return 0 if self.episodes is None else int(self.episodes.lengths.sum())
-
     def _release(self, copies: list[int]) -> Transition | None:
         assert self.episodes is not None
         parts = []
