@@ -20,7 +20,7 @@ $(STAMP): setup.cfg pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(PIP) --upgrade pip
 	$(PIP) "$(TORCH_CPU)"
-	$(PIP) -e ".[dev,video,atari,mujoco,box2d,doom,envpool,ray,multiagent,study,export,bench,nec]"
+	$(PIP) -e ".[dev,video,atari,mujoco,dmc,fetch,box2d,doom,envpool,ray,multiagent,study,export,bench,nec]"
 	touch $(STAMP)
 
 run: install

@@ -30,6 +30,7 @@ try:
         DQNAgent,
         DQNAgentParameters,
         MMCAgentParameters,
+        NAFAgentParameters,
         NECAgentParameters,
         NStepQAgentParameters,
         PALAgentParameters,
@@ -57,6 +58,7 @@ try:
     from coach.exploration import EGreedyParameters
     from coach.exploration.boltzmann import BoltzmannParameters
     from coach.exploration.ensemble import BootstrappedParameters, UCBParameters
+    from coach.exploration.parameter_noise import ParameterNoiseParameters
     from coach.filters import InputFilter, OutputFilter
     from coach.graph_managers import (
         BasicRLGraphManager,
@@ -133,12 +135,14 @@ __all__ = [
     "MMCAgentParameters",
     "MiddlewareParameters",
     "MultiAgentGraphManager",
+    "NAFAgentParameters",
     "NECAgentParameters",
     "NStepQAgentParameters",
     "NetworkParameters",
     "OutputFilter",
     "PALAgentParameters",
     "PPOAgentParameters",
+    "ParameterNoiseParameters",
     "PettingZooEnvironmentParameters",
     "PieceWiseSchedule",
     "PolicyGradientsAgentParameters",

@@ -31,6 +31,7 @@ from coach.core.step_units import (
     TrainingSteps,
 )
 from coach.errors import CoachError
+from coach.exploration.parameter_noise import ParameterNoiseParameters
 from coach.networks.parameters import RecurrentParameters
 from coach.schedules import (
     ConstantSchedule,
@@ -53,17 +54,20 @@ CONSTRUCTORS: dict[str, Callable[..., Any]] = {
         ExponentialSchedule,
         PieceWiseSchedule,
         RecurrentParameters,
+        ParameterNoiseParameters,
     )
 }
 """The calls an override value may contain (``RecurrentParameters(size=128)`` makes any
-network recurrent from the command line)."""
+network recurrent from the command line, ``ParameterNoiseParameters()`` any Q agent or
+deterministic actor explore by parameter noise)."""
 
 LEAF_TYPES = (StepUnit, Schedule)
 """Values written whole (as a constructor call) rather than field by field."""
 
-WHOLE_TYPES = (RecurrentParameters,)
-"""Parameter dataclasses that may stand where the base preset has ``None`` (a recurrent
-layer added to a network): written whole, so that the record replays onto such a base;
+WHOLE_TYPES = (RecurrentParameters, ParameterNoiseParameters)
+"""Parameter dataclasses that may stand where the base preset has ``None`` or another type
+(a recurrent layer added to a network, parameter noise in place of an agent's exploration):
+written whole, so that the record replays onto such a base;
 a path still goes into their fields, and they check their values like any other."""
 
 

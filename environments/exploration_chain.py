@@ -36,6 +36,9 @@ class ExplorationChainEnv(gym.Env[np.ndarray, np.int64]):
     next to the start; only an agent that commits to walking right the whole chain finds the
     large one.
 
+    Every step's info holds ``state`` and ``is_success``: 1.0 once the episode has reached
+    the last state, 0.0 until then (Coach's success rate on the chain).
+
     Nothing terminates an episode: it is truncated after ``max_steps`` steps, inside the
     environment, so the limit holds without a ``TimeLimit`` wrapper (the registered id adds
     none). The truncation (rather than the original Coach's ``done``) is because the step count
@@ -106,6 +109,7 @@ class ExplorationChainEnv(gym.Env[np.ndarray, np.int64]):
 
         self.state = start_state
         self._steps = 0
+        self._reached = False
 
     def reset(
         self, *, seed: int | None = None, options: dict[str, Any] | None = None
@@ -114,7 +118,8 @@ class ExplorationChainEnv(gym.Env[np.ndarray, np.int64]):
         super().reset(seed=seed)
         self.state = self.start_state
         self._steps = 0
-        return self._observation(), {"state": self.state}
+        self._reached = False
+        return self._observation(), self._info()
 
     def step(
         self, action: int | np.integer
@@ -133,8 +138,9 @@ class ExplorationChainEnv(gym.Env[np.ndarray, np.int64]):
             reward = self.right_state_reward
         else:
             reward = 0.0
+        self._reached = self._reached or self.state == self.chain_length - 1
         truncated = self._steps >= self.max_steps
-        return self._observation(), reward, False, truncated, {"state": self.state}
+        return self._observation(), reward, False, truncated, self._info()
 
     def render(self) -> str | np.ndarray | None:
         """The chain as text (``ansi``) or an image (``rgb_array``)."""
@@ -153,12 +159,16 @@ class ExplorationChainEnv(gym.Env[np.ndarray, np.int64]):
 
     def get_state(self) -> dict[str, Any]:
         """The episode in flight, for Coach's checkpoints."""
-        return {"state": self.state, "steps": self._steps}
+        return {"state": self.state, "steps": self._steps, "reached": self._reached}
 
     def set_state(self, state: dict[str, Any]) -> None:
         """Continue the episode saved by `get_state`."""
         self.state = int(state["state"])
         self._steps = int(state["steps"])
+        self._reached = bool(state["reached"])
+
+    def _info(self) -> dict[str, Any]:
+        return {"state": self.state, "is_success": float(self._reached)}
 
     def _observation(self) -> np.ndarray:
         if self.observation_type is ChainObservation.STATE_INDEX:

@@ -15,6 +15,7 @@ from coach.agents.dqn import DQNAgent, DQNAgentParameters, DQNAlgorithmParameter
 from coach.agents.learning import Learner
 from coach.agents.mmc import MMCAgent, MMCAgentParameters
 from coach.agents.n_step_q import NStepQAgentParameters
+from coach.agents.naf import NAFAgent, NAFAgentParameters
 from coach.agents.nec import NECAgent, NECAgentParameters
 from coach.agents.pal import PALAgent, PALAgentParameters
 from coach.agents.parameters import AgentParameters
@@ -49,6 +50,8 @@ __all__ = [
     "Learner",
     "MMCAgent",
     "MMCAgentParameters",
+    "NAFAgent",
+    "NAFAgentParameters",
     "NECAgent",
     "NECAgentParameters",
     "NStepQAgentParameters",

@@ -31,10 +31,11 @@ from coach.core.action_masks import (
     legal_random_actions,
     masked_values,
 )
-from coach.core.run_phase import HEATUP, RunPhase
+from coach.core.run_phase import HEATUP, TRAIN, RunPhase
 from coach.core.types import ActionInfo, Observation
 from coach.errors import CoachError
 from coach.exploration.exploration_policy import ExplorationPolicy, random_actions
+from coach.exploration.parameter_noise import ParameterNoise
 from coach.networks.network_wrapper import NetworkWrapper
 
 RANDOM_BLOCK = 1024
@@ -96,6 +97,10 @@ class Policy(ABC):
         self.not_exportable: str | None = None
         """Why this policy cannot be exported as a function of one observation, if it cannot
         (`coach.export.policy`)."""
+        self.perturbation = exploration if isinstance(exploration, ParameterNoise) else None
+        """Parameter noise: in training, `outputs` reads its perturbed network."""
+        self.perturbs = False
+        """The decision under way reads the perturbed network."""
 
     def act(
         self, state: Observation, phase: RunPhase, rows: np.ndarray | None = None
@@ -111,6 +116,7 @@ class Policy(ABC):
             self.hidden.select(rows)
         if self.exploration is not None:
             self.exploration.rows = rows
+        self.perturbs = self.perturbation is not None and phase is TRAIN and self.explore
         if phase is HEATUP:
             info = ActionInfo(self.random_actions(state, rows))
             if self.action_mask and self.log_behaviour:  # uniform among the legal actions
@@ -119,7 +125,10 @@ class Policy(ABC):
             if recurrent:
                 self.hidden.run_all(self.tensors(state))
         else:
-            info = self.decide(state, phase)
+            try:
+                info = self.decide(state, phase)
+            finally:
+                self.perturbs = False
         if recurrent:
             info.memory_extras.update(self.hidden.advance())
         return info
@@ -144,9 +153,15 @@ class Policy(ABC):
         self, network: NetworkWrapper, inputs: dict[str, torch.Tensor]
     ) -> dict[str, torch.Tensor]:
         """A network's outputs for a batch of states, as `decide` reads them: a recurrent
-        network's from the copies' hidden states (`HiddenStates.run`)."""
+        network's from the copies' hidden states (`HiddenStates.run`), a perturbed copy's
+        in training with parameter noise."""
         if network.recurrent:
+            if self.perturbs:
+                raise CoachError("parameter noise perturbs feed-forward networks only")
             return self.hidden.run(network, inputs)
+        if self.perturbs:
+            assert self.perturbation is not None
+            return self.perturbation.outputs(network, inputs)
         outputs: dict[str, torch.Tensor] = network(inputs)
         return outputs
 

@@ -9,9 +9,8 @@ networks are:
   to actions, with the exploration; what evaluation, dataset recording and rollout workers
   act with;
 - the learning side, a `Learner` (`coach.agents.learning`, built by `make_learner`): the
-  algorithm's update on a batch, top to bottom, its optimizers and targets. An agent built
-  with ``learns=False`` (a rollout worker's) has none, and no memory, target networks or
-  optimizers either.
+  algorithm's update on a batch, its optimizers and targets; none (nor memory, targets or
+  optimizers) in an agent built with ``learns=False`` (a rollout worker's).
 
 Everything else here is bookkeeping shared by every algorithm: filters, the current state,
 storing, the training schedule, counters and checkpoints.
@@ -102,17 +101,16 @@ class Agent:
             if params.memory is not None and learns
             else None
         )
+        acts_in = self.network_action_space()
         self.exploration = (
-            params.exploration.build(self.action_space, self.rng)
-            if params.exploration is not None
-            else None
+            params.exploration.build(acts_in, self.rng) if params.exploration is not None else None
         )
         networks = build_networks(
             type(self).__name__,
             self.recurrent,
             params.network_wrappers,
             self.network_inputs(),
-            self.action_space,
+            acts_in,
             self.device,
             initialization,
             learns,
@@ -126,18 +124,16 @@ class Agent:
         self.last_info: ActionInfo | None = None
         """What the agent decided last: the action record its next `observe` stores."""
         self.fresh_observations = False
-        """The environment it observes makes new observation arrays for every response
-        (`Environment.fresh_observations`): its state keeps them without a copy. Set by
-        whoever pairs the agent with an environment (the level manager, a rollout worker)."""
+        """Its environment makes new observation arrays for every response, which its state
+        keeps uncopied; set by whoever pairs them (level manager, rollout worker)."""
         self.acts_in_slots = False
         """Its copies are slots of a multi-agent level: some may step without the others."""
         self.env_steps = 0
         """Env steps acted and stored in heatup and training."""
         self.training_env_steps = 0
         """Env steps acted in training (the clock of the training schedule)."""
-        self.training_rounds = 0
-        self.training_steps = 0
-        """Gradient steps taken."""
+        self.training_rounds, self.training_steps = 0, 0
+        """Training rounds and gradient steps taken."""
         self.episodes = 0
         """Episodes finished in heatup and training."""
         self.policy: Policy = self.make_policy()
@@ -150,6 +146,11 @@ class Agent:
     def network_inputs(self) -> spaces.Dict:
         """What the networks may read: the (filtered) observation, and any inputs of its own."""
         return self.observation_space
+
+    def network_action_space(self) -> spaces.Space[Any]:
+        """The actions the networks and the exploration answer in: the agent's, unless the
+        algorithm maps its own onto them (Wolpertinger's embeddings of discrete actions)."""
+        return self.action_space
 
     def arrange_networks(self, networks: dict[str, NetworkWrapper]) -> dict[str, NetworkWrapper]:
         """The networks as the agent keeps them, from those built (default: as they are)."""

@@ -93,7 +93,7 @@ class DeterministicPolicy(Policy):
     def actions(self, state: Observation) -> np.ndarray:
         """The actor's actions for a batch of states, before exploration."""
         with torch.no_grad():
-            return self.actor(self.tensors(state))["policy"].cpu().numpy()
+            return self.outputs(self.actor, self.tensors(state))["policy"].cpu().numpy()
 
     def decide(self, state: Observation, phase: RunPhase) -> ActionInfo:
         actions = self.actions(state)

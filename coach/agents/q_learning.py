@@ -63,7 +63,9 @@ class DQNAlgorithmParameters(AlgorithmParameters):
     target_update_rate: float = 1.0
     """How far each of those syncs moves the target towards the online weights: 1 copies
     them; a small rate synced every gradient step (0.005 with ``TrainingSteps(1)``) is
-    Polyak averaging, a target that drifts instead of jumping."""
+    Polyak averaging, a target that drifts instead of jumping. Syncs are made after each
+    training round; the k that fell due in one move the target ``1 - (1 - rate)^k`` of the
+    way."""
     loss: str = "huber"
     """The TD loss: ``huber`` or ``mse``."""
     huber_delta: float = 1.0
@@ -357,7 +359,10 @@ class QLearner(Learner):
         )
         due = now // max(period.num_steps, 1)
         if due > self.target_syncs:
-            self.q_network.update_target(self.algorithm.target_update_rate)
+            # Several syncs fall due in a round of several steps: k moves of `rate` in a row
+            # take the target 1 - (1 - rate)^k of the way (a copy stays a copy).
+            rate = 1.0 - (1.0 - self.algorithm.target_update_rate) ** (due - self.target_syncs)
+            self.q_network.update_target(rate)
             self.target_syncs = int(due)
 
     def state_dict(self) -> dict[str, Any]:

@@ -2,22 +2,29 @@
 
 A level set maps short names to gymnasium ids: the Atari games ale-py ships
 (``breakout`` -> ``ALE/Breakout-v5``), the MuJoCo tasks (``hopper`` -> ``Hopper-v5``), the
-Box2D tasks (``bipedalwalker`` -> ``BipedalWalker-v3``) and ViZDoom's scenarios
-(``health_gathering`` -> ``VizdoomHealthGathering-v1``). Names are matched ignoring case,
+Box2D tasks (``bipedalwalker`` -> ``BipedalWalker-v3``), ViZDoom's scenarios
+(``health_gathering`` -> ``VizdoomHealthGathering-v1``), the DeepMind Control Suite's tasks
+through shimmy (``cartpole_swingup`` -> ``dm_control/cartpole-swingup-v0``) and
+gymnasium-robotics' Fetch tasks (``push`` -> ``FetchPush-v4``, ``push_dense`` ->
+``FetchPushDense-v4``). Names are matched ignoring case,
 ``_`` and ``-``; a set's full gymnasium ids are accepted as they are.
 """
 
 from __future__ import annotations
 
+import contextlib
 import difflib
 import functools
+import io
+import os
 import re
+from collections.abc import Iterator
 
 import gymnasium as gym
 
 from coach.errors import CoachError
 
-LEVEL_SETS = ("atari", "box2d", "doom", "mujoco")
+LEVEL_SETS = ("atari", "box2d", "control_suite", "doom", "fetch", "mujoco")
 
 DOOM_SCENARIOS = {
     "basic": "Basic",
@@ -79,7 +86,52 @@ def levels(level_set: str) -> dict[str, str]:
         return _latest("gymnasium.envs.mujoco")
     if level_set == "box2d":
         return _latest("gymnasium.envs.box2d")
+    if level_set == "control_suite":
+        return _control_suite()
+    if level_set == "fetch":
+        return _fetch()
     raise CoachError(f"no level set {level_set!r}; level sets: {', '.join(LEVEL_SETS)}")
+
+
+def _control_suite() -> dict[str, str]:
+    os.environ.setdefault("MUJOCO_GL", "egl")  # headless rendering, before dm_control loads
+    try:
+        import shimmy
+    except ImportError:
+        raise CoachError("the Control Suite needs dm_control: pip install 'coach[dmc]'") from None
+    gym.register_envs(shimmy)
+    out = {}
+    for env_id in gym.registry:
+        match = re.fullmatch(r"dm_control/([A-Za-z_]+)-([a-z0-9_]+)-v0", env_id)
+        if match and match.group(1) != "compatibility":  # the suite's tasks, not the wrapper
+            out[f"{match.group(1)}_{match.group(2)}".lower()] = env_id
+    return out
+
+
+def _fetch() -> dict[str, str]:
+    os.environ.setdefault("MUJOCO_GL", "egl")
+    try:
+        # The import prints notes on other suites' environments, and warns of no display.
+        quiet = io.StringIO()
+        with contextlib.redirect_stdout(quiet), contextlib.redirect_stderr(quiet), _quiet_glfw():
+            import gymnasium_robotics
+    except ImportError:
+        raise CoachError("Fetch needs gymnasium-robotics: pip install 'coach[fetch]'") from None
+    gym.register_envs(gymnasium_robotics)
+    out = {}
+    for env_id in _latest("gymnasium_robotics.envs.fetch").values():
+        words = re.findall(r"[A-Z][a-z]*", gym.registry[env_id].name.removeprefix("Fetch"))
+        out["_".join(w.lower() for w in words)] = env_id
+    return out
+
+
+@contextlib.contextmanager
+def _quiet_glfw() -> Iterator[None]:
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message=".*DISPLAY.*")
+        yield
 
 
 def resolve_level(level_set: str, name: str) -> str:

@@ -4,6 +4,7 @@ from coach.exploration.additive_noise import AdditiveNoise, AdditiveNoiseParamet
 from coach.exploration.e_greedy import EGreedy, EGreedyParameters
 from coach.exploration.exploration_policy import ExplorationPolicy, random_actions
 from coach.exploration.ou_process import OUProcess, OUProcessParameters
+from coach.exploration.parameter_noise import ParameterNoise, ParameterNoiseParameters
 from coach.exploration.truncated_normal import TruncatedNormal, TruncatedNormalParameters
 
 __all__ = [
@@ -14,6 +15,8 @@ __all__ = [
     "ExplorationPolicy",
     "OUProcess",
     "OUProcessParameters",
+    "ParameterNoise",
+    "ParameterNoiseParameters",
     "TruncatedNormal",
     "TruncatedNormalParameters",
     "random_actions",

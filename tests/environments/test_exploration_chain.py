@@ -47,6 +47,14 @@ def test_walking_right_reaches_the_large_reward_and_stays_there():
     assert (reward, terminated, truncated, info["state"]) == (1.0, False, False, 5)
 
 
+def test_success_is_reaching_the_last_state_and_lasts_the_episode():
+    env = ExplorationChainEnv(chain_length=5, start_state=1, max_steps=10)
+    assert env.reset(seed=0)[1]["is_success"] == 0.0
+    successes = [env.step(action)[4]["is_success"] for action in (RIGHT, RIGHT, RIGHT, LEFT, LEFT)]
+    assert successes == [0.0, 0.0, 1.0, 1.0, 1.0]  # states 2, 3, 4 (the last), 3, 2
+    assert env.reset()[1]["is_success"] == 0.0  # a new episode starts without it
+
+
 def test_walking_left_reaches_the_small_reward_and_stays_there():
     env = ExplorationChainEnv(chain_length=6, start_state=2)
     env.reset(seed=0)
@@ -116,14 +124,16 @@ def test_returned_observations_are_never_mutated():
 
 
 def test_get_state_and_set_state_continue_the_episode():
-    env = ExplorationChainEnv(chain_length=6, max_steps=4)
+    env = ExplorationChainEnv(chain_length=5, max_steps=6)
     env.reset(seed=0)
-    env.step(RIGHT)
+    for _ in range(3):
+        env.step(RIGHT)  # states 2, 3, 4: the last, a success
     saved = env.get_state()
-    after = [env.step(RIGHT)[1:4] for _ in range(3)]
+    after = [env.step(LEFT)[1:5] for _ in range(3)]  # truncated at the third
     env.reset(seed=0)
     env.set_state(saved)
-    assert [env.step(RIGHT)[1:4] for _ in range(3)] == after
+    assert [env.step(LEFT)[1:5] for _ in range(3)] == after
+    assert after[-1][2] and after[-1][3]["is_success"] == 1.0
 
 
 def test_render_modes():

@@ -43,7 +43,9 @@ def test_an_unknown_level_names_close_matches_and_every_valid_one() -> None:
 
 
 def test_an_unknown_level_set_is_refused() -> None:
-    with pytest.raises(CoachError, match="level sets: atari, box2d, doom, mujoco"):
+    with pytest.raises(
+        CoachError, match="level sets: atari, box2d, control_suite, doom, fetch, mujoco"
+    ):
         resolve_level("procgen", "coinrun")
 
 
