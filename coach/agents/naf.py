@@ -30,18 +30,20 @@ from coach.exploration.exploration_policy import ExplorationParameters
 from coach.exploration.ou_process import OUProcessParameters
 from coach.memories.experience_replay import ExperienceReplayParameters
 from coach.memories.memory import MemoryParameters
-from coach.networks.heads import VHeadParameters
-from coach.networks.naf_head import ActionMeanHeadParameters, PrecisionHeadParameters, naf_q
+from coach.networks.heads import DeterministicPolicyHeadParameters, VHeadParameters
+from coach.networks.naf_head import PrecisionHeadParameters, naf_q
 from coach.networks.parameters import MiddlewareParameters, NetworkParameters
 from coach.validation import InvalidParameter
 
 
 def naf_network(scheme: list[int], learning_rate: float) -> NetworkParameters:
     """A NAF network: an MLP over the observation and the heads ``policy`` (mu, tanh-squashed
-    into the action box), ``v`` and ``precision`` (L), with a target copy."""
+    into the action box: a mean left unbounded ran out of the box on Pendulum, where the
+    advantage's curvature then fell to zero and the policy with it), ``v`` and
+    ``precision`` (L), with a target copy."""
     return NetworkParameters(
         middleware=MiddlewareParameters(scheme=list(scheme)),
-        heads=[ActionMeanHeadParameters(), VHeadParameters(), PrecisionHeadParameters()],
+        heads=[DeterministicPolicyHeadParameters(), VHeadParameters(), PrecisionHeadParameters()],
         learning_rate=learning_rate,
         create_target_network=True,
     )

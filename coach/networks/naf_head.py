@@ -66,33 +66,6 @@ class PrecisionHeadParameters(HeadParameters):
         return PrecisionHead(in_features, action_space.shape[0])
 
 
-class ActionMeanHead(nn.Module):
-    """``mu(s)``, output (B, D): a linear layer, unbounded."""
-
-    def __init__(self, in_features: int, dimensions: int) -> None:
-        super().__init__()
-        self.linear = nn.Linear(in_features, dimensions)
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return run_layer(self.linear, x)
-
-
-@dataclass(slots=True, kw_only=True)
-class ActionMeanHeadParameters(HeadParameters):
-    """NAF's ``mu(s)`` over a 1-d Box action space, unbounded (the exploration clips the
-    actions into the box), output (B, D)."""
-
-    name: str = "policy"
-    """The name the head's output is returned under."""
-
-    def build(self, in_features: int, action_space: spaces.Space[Any]) -> nn.Module:
-        if not isinstance(action_space, spaces.Box) or len(action_space.shape) != 1:
-            raise CoachError(
-                f"an action mean head needs a 1-d Box action space, got {action_space}"
-            )
-        return ActionMeanHead(in_features, action_space.shape[0])
-
-
 def naf_advantage(mu: torch.Tensor, factor: torch.Tensor, actions: torch.Tensor) -> torch.Tensor:
     """``A(s, a) = -1/2 (a - mu)^T L L^T (a - mu)`` (B,), from ``mu`` (B, D), ``L`` (B, D, D)
     and the actions (B, D): ``-1/2 ||L^T (a - mu)||^2``."""
