@@ -17,6 +17,7 @@ _collecting = _gc.isenabled()
 _gc.disable()
 try:
     from coach.agents import (
+        ACERAgentParameters,
         ActorCriticAgentParameters,
         Agent,
         AgentParameters,
@@ -99,6 +100,7 @@ finally:
 __version__ = "0.1.0"
 
 __all__ = [
+    "ACERAgentParameters",
     "ActionInfo",
     "ActorCriticAgentParameters",
     "Agent",

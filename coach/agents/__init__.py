@@ -1,6 +1,7 @@
 """Agents: the shared base (an acting side, `Policy`, and a learning side, `Learner`,
 composed by `Agent`) and one algorithm per module."""
 
+from coach.agents.acer import ACERAgent, ACERAgentParameters
 from coach.agents.acting import Policy
 from coach.agents.actor_critic import ActorCriticAgentParameters
 from coach.agents.agent import Agent
@@ -29,6 +30,8 @@ from coach.agents.sac import SACAgent, SACAgentParameters
 from coach.agents.td3 import TD3Agent, TD3AgentParameters
 
 __all__ = [
+    "ACERAgent",
+    "ACERAgentParameters",
     "ActorCriticAgentParameters",
     "Agent",
     "AgentParameters",

@@ -186,9 +186,10 @@ def main() -> int:
     workers = f" -n {args.num_workers} --backend {args.backend}" if args.num_workers else ""
     workers += f" --seeds {' '.join(map(str, args.seeds))}" if args.seeds else ""
     workers += f" --runs {args.runs}" if args.runs else ""
+    # The presets first: after --seeds, argparse would read them as more seeds.
     print(
-        f"reproduce: python -m tests.learning.golden --jobs {args.jobs}{workers} "
-        f"{' '.join(args.presets)}"
+        f"reproduce: python -m tests.learning.golden {' '.join(args.presets)} "
+        f"--jobs {args.jobs}{workers}"
     )
     return 1 if failed else 0
 
