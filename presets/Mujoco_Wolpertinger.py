@@ -4,7 +4,8 @@ original Coach's preset, the force is split into 1,000,000 evenly spaced values
 (`BoxDiscretization`); the actor proposes a point of the force's range, its nearest action
 is looked up and taken. DDPG's settings otherwise (RL Zoo's: Gaussian noise of 0.1, Adam at
 1e-3, batches of 256, 400x300 networks, a gradient step per env step); 1,000 random steps
-first. Reaches 500 within 1,000 episodes on seeds 0, 1, 2."""
+first. Reaches 500 within 600 episodes on seeds 0, 1, 2 (the original Coach promised 500
+within 1,000)."""
 
 from coach import (
     BasicRLGraphManager,
@@ -30,11 +31,11 @@ agent.output_filter = OutputFilter(
 
 schedule = ScheduleParameters(
     heatup_steps=EnvironmentSteps(1000),
-    improve_steps=EnvironmentEpisodes(1000),
+    improve_steps=EnvironmentEpisodes(600),
     steps_between_evaluation_periods=EnvironmentSteps(2000),
     evaluation_steps=EnvironmentEpisodes(5),
 )
 environment = GymEnvironmentParameters(level="InvertedPendulum-v5", level_set="mujoco")
 graph_manager = BasicRLGraphManager(agent, environment, schedule)
 
-validation = PresetValidation(min_reward=500, max_episodes=1000, seeds=(0, 1, 2))
+validation = PresetValidation(min_reward=500, max_episodes=600, seeds=(0, 1, 2))
