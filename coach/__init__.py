@@ -40,6 +40,7 @@ try:
         QRDQNAgentParameters,
         R2D2AgentParameters,
         RainbowAgentParameters,
+        RolloutNStepQAgentParameters,
         SACAgentParameters,
         TD3AgentParameters,
     )
@@ -156,6 +157,7 @@ __all__ = [
     "R2D2AgentParameters",
     "RainbowAgentParameters",
     "RecurrentParameters",
+    "RolloutNStepQAgentParameters",
     "RunContext",
     "RunPhase",
     "SACAgentParameters",

@@ -132,7 +132,10 @@ def _list_presets() -> None:
     "--num-workers",
     type=click.IntRange(min=1),
     default=None,
-    help="Act in N rollout workers; this process learns (default: act here).",
+    help=(
+        "Act in N rollout workers; this process learns (default: act here). For an "
+        "asynchronous preset (CartPole_A3C): N workers that act and learn."
+    ),
 )
 @cli_options.ray_options("Where the workers (or a group's seeds) run: local processes or Ray.")
 @click.option(

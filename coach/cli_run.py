@@ -17,7 +17,7 @@ import traceback
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeGuard
 
 import click
 import numpy as np
@@ -28,6 +28,7 @@ from coach.experiment import ExperimentFolder, experiment_dir, write_params
 
 if TYPE_CHECKING:  # imported when a run starts, not for --help
     from coach.graph_managers.graph_manager import GraphManager
+    from coach.parallel.asynchronous import AsynchronousGraphManager
 
 EXIT_INTERNAL = 1
 
@@ -142,13 +143,18 @@ def _install_signal_handlers(graph: Any) -> None:
 
 def _distribute(graph: GraphManager, opts: RunOptions) -> GraphManager:
     """``graph`` as it is, or its learner when any worker option is given (``-n``,
-    ``--backend ray``, ``--ray-address``, ``-ew``)."""
+    ``--backend ray``, ``--ray-address``, ``-ew``); an asynchronous preset's graph with its
+    workers set by those options."""
     asked = (
         opts.num_workers is not None
         or opts.backend != "local"
         or opts.ray_address
         or opts.evaluation_worker
     )
+    if _is_asynchronous(graph):
+        options = (opts.num_workers, opts.backend, opts.ray_address, opts.evaluation_worker)
+        graph.take_worker_options(*options)
+        return graph
     if not asked:
         return graph
     from coach.parallel.distributed import DistributedGraphManager
@@ -161,6 +167,12 @@ def _distribute(graph: GraphManager, opts: RunOptions) -> GraphManager:
         evaluation_worker=opts.evaluation_worker,
     )
     return DistributedGraphManager(graph, params)
+
+
+def _is_asynchronous(graph: GraphManager) -> TypeGuard[AsynchronousGraphManager]:
+    from coach.parallel.asynchronous import AsynchronousGraphManager
+
+    return isinstance(graph, AsynchronousGraphManager)
 
 
 def run(
@@ -176,7 +188,11 @@ def run(
     if opts.record_dataset is not None:  # refused before the run, not after it
         from coach.batch.recording import check_recording
 
-        check_recording(opts.record_dataset, distributed=graph is not preset.graph_manager)
+        # Asynchronous workers train elsewhere; this process only evaluates.
+        elsewhere = graph is not preset.graph_manager or (
+            opts.evaluate is None and _is_asynchronous(graph)
+        )
+        check_recording(opts.record_dataset, distributed=elsewhere)
     folder: ExperimentFolder | None = None
     if opts.resume is not None:
         assert checkpoint is not None

@@ -15,7 +15,7 @@ from coach.agents.dfp import DFPAgent, DFPAgentParameters
 from coach.agents.dqn import DQNAgent, DQNAgentParameters, DQNAlgorithmParameters
 from coach.agents.learning import Learner
 from coach.agents.mmc import MMCAgent, MMCAgentParameters
-from coach.agents.n_step_q import NStepQAgentParameters
+from coach.agents.n_step_q import NStepQAgentParameters, RolloutNStepQAgentParameters
 from coach.agents.naf import NAFAgent, NAFAgentParameters
 from coach.agents.nec import NECAgent, NECAgentParameters
 from coach.agents.pal import PALAgent, PALAgentParameters
@@ -71,6 +71,7 @@ __all__ = [
     "R2D2Agent",
     "R2D2AgentParameters",
     "RainbowAgentParameters",
+    "RolloutNStepQAgentParameters",
     "SACAgent",
     "SACAgentParameters",
     "TD3Agent",

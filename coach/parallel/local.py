@@ -23,9 +23,14 @@ from typing import Any
 
 from coach.errors import CoachError
 from coach.parallel.pool import WorkerFailed, WorkerPool
-from coach.parallel.worker import PolicySnapshot, RolloutWorker, WorkerSpec
+from coach.parallel.worker import PolicySnapshot, WorkerSpec, start_worker
 
-PRELOAD = ["coach.parallel.worker", "coach.agents", "torch._dynamo"]
+PRELOAD = [
+    "coach.parallel.worker",
+    "coach.parallel.asynchronous_worker",
+    "coach.agents",
+    "torch._dynamo",
+]
 """Imported once by the fork server (torch's optimizers import ``torch._dynamo`` lazily)."""
 
 _HEADER = struct.Struct("<qq")
@@ -96,7 +101,7 @@ def _serve(conn: connection.Connection, spec: WorkerSpec, lock: Any) -> None:
     # (it saves a checkpoint, then stops its workers).
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     try:
-        worker = RolloutWorker(spec)
+        worker = start_worker(spec)
     except BaseException as error:
         conn.send(("error", _describe(error)))
         return
@@ -179,7 +184,9 @@ class LocalWorkerPool(WorkerPool):
 
     def submit(self, rank: int, method: str, *args: Any) -> None:
         self._queue(rank, method, args)
-        self.connections[rank].send((method, args, self.board.name, self.board.version))
+        # A worker that died while idle: `next_result` restarts it and sends this again.
+        with contextlib.suppress(BrokenPipeError, ConnectionResetError):
+            self.connections[rank].send((method, args, self.board.name, self.board.version))
 
     def next_result(self) -> tuple[int, Any]:
         while True:

@@ -1,12 +1,16 @@
-"""How a run spreads its acting over rollout workers: the command line's ``-n``,
-``--backend``, ``--ray-address`` and ``-ew``, and the learner's pacing of off-policy blocks
-(see `coach.parallel.distributed`)."""
+"""How a run spreads over workers: the command line's ``-n``, ``--backend``,
+``--ray-address`` and ``-ew``, for rollout workers that act for this process's learner (and
+the learner's pacing of off-policy blocks, see `coach.parallel.distributed`) or for
+asynchronous workers that each act and learn (see `coach.parallel.asynchronous`)."""
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
+from coach import validation as check
 from coach.errors import CoachError
+from coach.validation import InvalidParameter
 
 BACKENDS = ("local", "ray")
 
@@ -44,3 +48,47 @@ class DistributedParameters:
         for name in ("block_steps", "heatup_block_steps"):
             if getattr(self, name) < 1:
                 raise CoachError(f"{name} must be >= 1, got {getattr(self, name)}")
+
+
+@dataclass(slots=True, kw_only=True)
+class AsynchronousParameters:
+    """Asynchronous workers (A3C's, Mnih et al., 2016): each owns its environment copies and
+    a whole agent, learns from its own rollouts and applies its gradients to shared weights
+    without locks. A preset turns them on by wrapping its graph in an
+    `coach.parallel.asynchronous.AsynchronousGraphManager`; ``-n``, ``--backend`` and
+    ``--ray-address`` override these fields (``-cp parallel.num_workers=4`` too)."""
+
+    num_workers: int = 2
+    """N, the asynchronous workers."""
+    backend: str = "local"
+    """``"local"`` (processes sharing the weights in shared memory) or ``"ray"`` (Ray actors
+    sending their gradients to a parameter-holder actor)."""
+    ray_address: str | None = None
+    """The Ray cluster to join (``auto`` or ``HOST:PORT``); ``None`` starts a local runtime
+    bound to the loopback interface."""
+    report_steps: int = 200
+    """Env steps (summed over its copies) a worker takes between two reports to this process:
+    its episodes and losses for the logs, and the points where a budget can end."""
+    final_epsilons: tuple[float, ...] = ()
+    """E-greedy agents: each worker anneals its epsilon to a final value drawn from these
+    (the paper's 0.1, 0.01 and 0.5); empty keeps the preset's schedule for every worker."""
+    final_epsilon_probabilities: tuple[float, ...] = ()
+    """The probability of each of ``final_epsilons`` (the paper's 0.4, 0.3 and 0.3)."""
+
+    def validate(self) -> None:
+        check.whole("num_workers", self.num_workers, 1)
+        check.one_of("backend", self.backend, BACKENDS)
+        if self.ray_address is not None and self.backend != "ray":
+            raise CoachError("--ray-address goes with --backend ray")
+        check.whole("report_steps", self.report_steps, 1)
+        values, chances = self.final_epsilons, self.final_epsilon_probabilities
+        for value in values:
+            check.number("final_epsilons", value, 0, 1)
+        for value in chances:
+            check.number("final_epsilon_probabilities", value, 0, 1)
+        if len(values) != len(chances) or (chances and not math.isclose(sum(chances), 1.0)):
+            raise InvalidParameter(
+                "final_epsilon_probabilities",
+                f"must hold one probability per final epsilon ({len(values)}), summing to 1",
+                chances,
+            )

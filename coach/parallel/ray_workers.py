@@ -18,14 +18,15 @@ from typing import Any
 
 from coach.errors import CoachError
 from coach.parallel.pool import WorkerFailed, WorkerPool
-from coach.parallel.worker import PolicySnapshot, RolloutWorker, WorkerSpec
+from coach.parallel.worker import PolicySnapshot, WorkerSpec, start_worker
 
 
 class _RayWorker:
-    """The actor: a `RolloutWorker` that fetches the policy it is pointed to when newer."""
+    """The actor: a `RolloutWorker` (or the worker its spec names) that fetches the policy it
+    is pointed to when newer."""
 
     def __init__(self, spec: WorkerSpec) -> None:
-        self.worker = RolloutWorker(spec)
+        self.worker = start_worker(spec)
 
     def pid(self) -> int:
         return self.worker.pid()

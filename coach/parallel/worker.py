@@ -63,6 +63,30 @@ class WorkerSpec:
     """1 to N for rollout workers, 0 for the evaluation worker."""
     num_threads: int = 1
     """Torch CPU threads in the worker."""
+    worker: Callable[[WorkerSpec], PooledWorker] | None = None
+    """What the worker is, built from this spec: ``None`` for a `RolloutWorker`; an
+    asynchronous worker (`coach.parallel.asynchronous_worker`) acts and learns."""
+
+
+class PooledWorker(Protocol):
+    """What a pool drives in each of its processes or actors: it runs the commands it is
+    sent (`WorkerPool.submit`), each given the latest snapshot, if newer than ``version``."""
+
+    version: int
+    """The version of the policy it acts with (-1: its own)."""
+
+    def pid(self) -> int:
+        """Its process id."""
+        ...
+
+    def close(self) -> None:
+        """Close its environments."""
+        ...
+
+
+def start_worker(spec: WorkerSpec) -> PooledWorker:
+    """The worker ``spec`` describes (a `RolloutWorker` unless it names another kind)."""
+    return RolloutWorker(spec) if spec.worker is None else spec.worker(spec)
 
 
 @dataclass(slots=True)

@@ -15,6 +15,7 @@ from coach.environments.atari import AtariEnvironmentParameters
 from coach.graph_managers.graph_manager import GraphManager
 from coach.graph_managers.parameters import RunContext
 from coach.memories.rollout import RolloutParameters
+from coach.parallel.asynchronous import AsynchronousGraphManager
 from coach.parameters import set_parameter
 from coach.presets import describe, list_presets, load_preset
 
@@ -138,9 +139,15 @@ ATARI = [name for name in ATARI_ALL if not _learns_from_blocks(name)]
 """The Atari presets that learn from replay (through the frame store)."""
 ATARI_ON_POLICY = [name for name in ATARI_ALL if _learns_from_blocks(name)]
 BATCH = [n for n in list_presets() if isinstance(load_preset(n).graph_manager, BatchRLGraphManager)]
+ASYNCHRONOUS = [
+    n for n in list_presets() if isinstance(load_preset(n).graph_manager, AsynchronousGraphManager)
+]
+"""The presets trained by asynchronous workers: the workers' agents store and learn."""
 
 
-@pytest.mark.parametrize("name", [n for n in list_presets() if n not in ATARI_ALL + BATCH])
+@pytest.mark.parametrize(
+    "name", [n for n in list_presets() if n not in ATARI_ALL + BATCH + ASYNCHRONOUS]
+)
 def test_preset_runs_briefly(name: str, tmp_path: Path) -> None:
     preset = load_preset(name)
     environment, agent = describe(preset)
@@ -168,6 +175,29 @@ def test_preset_runs_briefly(name: str, tmp_path: Path) -> None:
     top_step = int(np.prod([level.steps_per_action for level in graph.levels]))
     assert 300 <= graph.env_steps <= 300 + 3 * (num_envs * top_step - 1)
     assert len(graph.evaluations) == 2 and all(e.rewards for e in graph.evaluations)
+    assert (tmp_path / "progress.csv").read_text().count("\n") > 1
+
+
+@pytest.mark.parametrize("name", ASYNCHRONOUS)
+def test_asynchronous_preset_runs_briefly(name: str, tmp_path: Path) -> None:
+    """Its workers (processes) act and learn within the budgets, their gradients reaching the
+    shared weights this process evaluates."""
+    preset = load_preset(name)
+    roots = preset.graph_manager.parameters()
+    for path, value in TINY.items():
+        set_parameter(roots, path, value)
+    graph = preset.graph_manager.create_graph(
+        RunContext(seed=0, experiment_dir=tmp_path, quiet=True)
+    )
+    try:
+        graph.improve()
+        assert isinstance(graph, AsynchronousGraphManager)
+        updates = graph.worker_updates()
+    finally:
+        graph.close()
+    assert updates and all(count >= 1 for counts in updates.values() for count in counts.values())
+    assert graph.agent.training_steps >= 1
+    assert graph.env_steps == 300 and len(graph.evaluations) == 2
     assert (tmp_path / "progress.csv").read_text().count("\n") > 1
 
 
