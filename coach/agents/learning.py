@@ -11,15 +11,17 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 import torch
 from gymnasium import spaces
 
 from coach.agents.log import AgentLog
+from coach.core.run_phase import RunPhase
 from coach.core.types import Batch
 from coach.memories.memory import Memory
+from coach.memories.rollout import Rollout
 from coach.networks.network_wrapper import NetworkWrapper
 
 
@@ -123,3 +125,42 @@ def td_targets(
     truncation still bootstraps), (B,)."""
     ended = terminated if terminated.dtype == torch.bool else terminated != 0
     return rewards + torch.where(ended, 0.0, discount * next_values)
+
+
+class LearnsBlocks(Protocol):
+    """A learner that learns from a whole rollout block at once (the on-policy agents', the
+    asynchronous n-step Q agent's)."""
+
+    def learn_block(self, clock: Clock) -> tuple[int, dict[str, float]]:
+        """The block's gradient steps; how many, and the mean of each named loss."""
+        ...
+
+
+class TrainsOnBlocks(Protocol):
+    """What `train_on_full_block` reads and moves on of an agent (an `Agent`'s)."""
+
+    phase: RunPhase
+    memory: Memory | None
+    training_rounds: int
+    training_steps: int
+    log: AgentLog
+
+    def clock(self) -> Clock: ...
+
+
+def train_on_full_block(agent: TrainsOnBlocks, learner: LearnsBlocks | None) -> int:
+    """`Agent.train` of an agent that learns from its rollout block: once the block is full
+    (in training), ``learner.learn_block`` on it, the block cleared, the counters moved on and
+    the losses logged; the gradient steps taken (none without a learner)."""
+    rollout = agent.memory
+    if learner is None or agent.phase is not RunPhase.TRAIN:
+        return 0
+    if not isinstance(rollout, Rollout) or not rollout.full:
+        return 0
+    steps, losses = learner.learn_block(agent.clock())
+    rollout.clear()
+    agent.training_rounds += 1
+    agent.training_steps += steps
+    for name, value in losses.items():
+        agent.log.scalar(f"Loss/{name}", value)
+    return steps

@@ -25,7 +25,7 @@ import torch
 
 from coach import validation as check
 from coach.agents.dqn import DQNAgent, DQNAgentParameters, DQNAlgorithmParameters
-from coach.agents.learning import Clock, Learner
+from coach.agents.learning import Clock, Learner, train_on_full_block
 from coach.agents.q_learning import (
     QAgent,
     QLearner,
@@ -138,17 +138,9 @@ class RolloutNStepQAgent(QAgent):
 
     def train(self) -> int:
         """Learn from the block once it is full, then clear it."""
-        rollout, learner = self.memory, self.learner
-        if self.phase is not RunPhase.TRAIN or not isinstance(rollout, Rollout) or not rollout.full:
-            return 0
-        assert isinstance(learner, RolloutNStepQLearner)
-        steps, losses = learner.learn_block(self.clock())
-        rollout.clear()
-        self.training_rounds += 1
-        self.training_steps += steps
-        for name, value in losses.items():
-            self.log.scalar(f"Loss/{name}", value)
-        return steps
+        learner = self.learner  # none in an agent that only acts
+        assert learner is None or isinstance(learner, RolloutNStepQLearner)
+        return train_on_full_block(self, learner)
 
     def state_dict(self, include_memory: bool = False) -> dict[str, Any]:
         # The block in progress is small and part of what the agent learns next: always kept.

@@ -27,6 +27,7 @@ from gymnasium import spaces
 
 from coach.agents.acting import Policy, action_bounds
 from coach.agents.agent import Agent
+from coach.agents.learning import train_on_full_block
 from coach.agents.on_policy_learning import (
     Distribution,
     OnPolicyAlgorithmParameters,
@@ -304,17 +305,9 @@ class OnPolicyAgent(Agent):
     def train(self) -> int:
         """Learn from the block once it is full (`OnPolicyLearner.learn_block`), then clear
         it."""
-        rollout, learner = self.memory, self.learner
-        if self.phase is not RunPhase.TRAIN or not isinstance(rollout, Rollout) or not rollout.full:
-            return 0
-        assert isinstance(learner, OnPolicyLearner)
-        steps, losses = learner.learn_block(self.clock())
-        rollout.clear()
-        self.training_rounds += 1
-        self.training_steps += steps
-        for name, value in losses.items():
-            self.log.scalar(f"Loss/{name}", value)
-        return steps
+        learner = self.learner  # none in an agent that only acts
+        assert learner is None or isinstance(learner, OnPolicyLearner)
+        return train_on_full_block(self, learner)
 
     def state_dict(self, include_memory: bool = False) -> dict[str, Any]:
         # The block in progress is small and part of the policy's data: always kept.
