@@ -72,6 +72,14 @@ def critic_network(
     )
 
 
+def actor_critic_networks(critics: tuple[str, ...] = ("critic",)) -> dict[str, NetworkParameters]:
+    """DDPG's family of networks (Fujimoto et al.'s re-tuned DDPG): an ``actor`` and the
+    named critics, each of 400 and 300 units with Adam at 1e-3 and a target copy."""
+    networks = {"actor": actor_network([400, 300], 1e-3)}
+    networks.update({name: critic_network([400, 300], 1e-3) for name in critics})
+    return networks
+
+
 @dataclass(slots=True, kw_only=True)
 class ActorCriticAlgorithmParameters(AlgorithmParameters):
     """What the off-policy actor-critics share (SB3's defaults: a gradient step per env step

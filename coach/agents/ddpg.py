@@ -25,6 +25,7 @@ from coach.agents.critics import (
     ActorCriticAlgorithmParameters,
     ActorCriticLearner,
     ContinuousActorCritic,
+    actor_critic_networks,
     actor_network,
     critic_network,
     soft_update,
@@ -61,12 +62,7 @@ class DDPGAgentParameters(AgentParameters):
     """Noise added to the actor's actions in training (Gaussian, or `OUProcessParameters`)."""
     memory: MemoryParameters | None = field(default_factory=ExperienceReplayParameters)
     """The replay memory."""
-    network_wrappers: dict[str, NetworkParameters] = field(
-        default_factory=lambda: {
-            "actor": actor_network([400, 300], 1e-3),
-            "critic": critic_network([400, 300], 1e-3),
-        }
-    )
+    network_wrappers: dict[str, NetworkParameters] = field(default_factory=actor_critic_networks)
     """The ``actor`` and the ``critic``."""
 
     def validate(self) -> None:

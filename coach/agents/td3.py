@@ -19,8 +19,7 @@ from coach.agents.acting import Policy
 from coach.agents.critics import (
     ActorCriticLearner,
     ContinuousActorCritic,
-    actor_network,
-    critic_network,
+    actor_critic_networks,
     soft_update,
     with_action,
 )
@@ -55,11 +54,7 @@ class TD3AgentParameters(DDPGAgentParameters):
     algorithm: TD3AlgorithmParameters = field(default_factory=TD3AlgorithmParameters)
     """The algorithm's parameters."""
     network_wrappers: dict[str, NetworkParameters] = field(
-        default_factory=lambda: {
-            "actor": actor_network([400, 300], 1e-3),
-            "critic_1": critic_network([400, 300], 1e-3),
-            "critic_2": critic_network([400, 300], 1e-3),
-        }
+        default_factory=lambda: actor_critic_networks(("critic_1", "critic_2"))
     )
     """The ``actor`` and the twin critics ``critic_1`` and ``critic_2``."""
 

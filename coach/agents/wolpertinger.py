@@ -29,8 +29,7 @@ from coach.agents.agent import Agent
 from coach.agents.critics import (
     ActorCriticAlgorithmParameters,
     ActorCriticLearner,
-    actor_network,
-    critic_network,
+    actor_critic_networks,
     soft_update,
     with_action,
 )
@@ -142,12 +141,7 @@ class WolpertingerAgentParameters(AgentParameters):
     """Noise added to the proto-actions in training (in the embeddings' box)."""
     memory: MemoryParameters | None = field(default_factory=ExperienceReplayParameters)
     """The replay memory (of discrete actions)."""
-    network_wrappers: dict[str, NetworkParameters] = field(
-        default_factory=lambda: {
-            "actor": actor_network([400, 300], 1e-3),
-            "critic": critic_network([400, 300], 1e-3),
-        }
-    )
+    network_wrappers: dict[str, NetworkParameters] = field(default_factory=actor_critic_networks)
     """The ``actor`` (proto-actions) and the ``critic`` (of embeddings)."""
 
     def validate(self) -> None:
