@@ -36,6 +36,11 @@ class ExplorationChainEnv(gym.Env[np.ndarray, np.int64]):
     next to the start; only an agent that commits to walking right the whole chain finds the
     large one.
 
+    With ``action_mapping_seed`` set, which action moves right is drawn per state, once, from
+    that seed (the "deep sea" of Osband et al., 2019, bsuite): action 1 moves right in some
+    states and left in others. An agent cannot then walk the chain by repeating one action,
+    nor by a network's bias towards one output; it has to find the way state by state.
+
     Every step's info holds ``state`` and ``is_success``: 1.0 once the episode has reached
     the last state, 0.0 until then (Coach's success rate on the chain).
 
@@ -53,6 +58,9 @@ class ExplorationChainEnv(gym.Env[np.ndarray, np.int64]):
             ``"thermometer"``, ``"state_index"``). Thermometer is the default, as in Coach.
         left_state_reward: Reward of a step that ends in state 0.
         right_state_reward: Reward of a step that ends in state ``chain_length - 1``.
+        action_mapping_seed: ``None``: action 0 moves left and 1 right in every state (the
+            paper's chain). An integer: per state, a fixed random choice of which action moves
+            right, drawn from this seed (the same chain on every run that names it).
         render_mode: ``"ansi"`` (a line with ``@`` at the agent's state), ``"rgb_array"``
             (a row of squares, the agent's white, the rewarding ends gold) or ``None``.
     """
@@ -70,6 +78,7 @@ class ExplorationChainEnv(gym.Env[np.ndarray, np.int64]):
         observation_type: ChainObservation | str = ChainObservation.THERMOMETER,
         left_state_reward: float = 1 / 1000,
         right_state_reward: float = 1.0,
+        action_mapping_seed: int | None = None,
         render_mode: str | None = None,
     ) -> None:
         if chain_length <= 3:
@@ -100,6 +109,12 @@ class ExplorationChainEnv(gym.Env[np.ndarray, np.int64]):
         self.left_state_reward = float(left_state_reward)
         self.right_state_reward = float(right_state_reward)
         self.render_mode = render_mode
+        self.action_mapping_seed = action_mapping_seed
+        self.right_action = np.full(chain_length, self.RIGHT, dtype=np.int64)
+        """Per state, the action that moves right there."""
+        if action_mapping_seed is not None:
+            mapping = np.random.default_rng(action_mapping_seed)
+            self.right_action = mapping.integers(0, 2, size=chain_length)
 
         self.action_space = spaces.Discrete(2)
         if self.observation_type is ChainObservation.STATE_INDEX:
@@ -124,13 +139,14 @@ class ExplorationChainEnv(gym.Env[np.ndarray, np.int64]):
     def step(
         self, action: int | np.integer
     ) -> tuple[np.ndarray, float, bool, bool, dict[str, Any]]:
-        """Move left (0) or right (1)."""
+        """Move left or right: action 0 left and 1 right, unless the actions are mapped per
+        state (``action_mapping_seed``)."""
         if not self.action_space.contains(action):
-            raise ValueError(f"action must be 0 (left) or 1 (right), got {action!r}")
-        if action == self.LEFT:
-            self.state = max(self.state - 1, 0)
-        else:
+            raise ValueError(f"action must be 0 or 1, got {action!r}")
+        if action == self.right_action[self.state]:
             self.state = min(self.state + 1, self.chain_length - 1)
+        else:
+            self.state = max(self.state - 1, 0)
         self._steps += 1
         if self.state == 0:
             reward = self.left_state_reward

@@ -8,9 +8,16 @@ with an underscore).
 Success is reaching the far end of the chain in an episode; walking right all the way earns
 10 (the last state pays 1 a step), settling at the near end earns 0.027.
 
-The agent sees its state one-hot, not as the original Coach's thermometer: on the
-thermometer, which generalizes along the chain, epsilon-greedy DQN found the far end too
-(within 750 training episodes on seeds 0, 1, 2), and the chain tested nothing.
+Two departures from the original Coach's chain, each because epsilon-greedy DQN found the
+far end without them, so the chain tested nothing:
+
+- The agent sees its state one-hot, not as a thermometer: on the thermometer, which
+  generalizes along the chain, DQN found the far end within 750 training episodes on seeds
+  0, 1 and 2.
+- Which action moves right is drawn per state (``action_mapping_seed``, bsuite's deep sea):
+  with action 1 moving right everywhere, a network whose greedy action leans to 1 in states
+  it has not learned about walks the chain by chance (DQN, seed 2, episode 447), and an
+  untrained ensemble's mean did at the first evaluation.
 """
 
 from __future__ import annotations
@@ -56,7 +63,12 @@ def configure(agent: DQNAgentParameters, head: HeadParameters) -> None:
 def environment() -> GymEnvironmentParameters:
     return GymEnvironmentParameters(
         level="coach/ExplorationChain-v0",
-        kwargs={"chain_length": LENGTH, "max_steps": LENGTH + 7, "observation_type": "one_hot"},
+        kwargs={
+            "chain_length": LENGTH,
+            "max_steps": LENGTH + 7,
+            "observation_type": "one_hot",
+            "action_mapping_seed": 0,
+        },
     )
 
 

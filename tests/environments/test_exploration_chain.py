@@ -168,3 +168,21 @@ def test_bad_arguments_are_rejected():
     env.reset()
     with pytest.raises(ValueError, match="action"):
         env.step(2)
+
+
+def test_a_mapped_chain_moves_right_by_a_fixed_random_action_per_state():
+    env = ExplorationChainEnv(chain_length=12, start_state=0, max_steps=40, action_mapping_seed=3)
+    again = ExplorationChainEnv(chain_length=12, action_mapping_seed=3)
+    other = ExplorationChainEnv(chain_length=12, action_mapping_seed=4)
+    assert (env.right_action == again.right_action).all()  # the seed names the chain
+    assert (env.right_action != other.right_action).any()
+    assert 0 < env.right_action.sum() < 12  # both actions move right somewhere
+    env.reset(seed=0)
+    for state in range(11):  # the mapped right action walks the whole chain
+        assert env.step(env.right_action[state])[4]["state"] == state + 1
+    assert env.step(1 - env.right_action[11])[4]["state"] == 10  # the other one goes back
+    repeated = ExplorationChainEnv(chain_length=12, start_state=0, action_mapping_seed=3)
+    for action in (0, 1):  # no single action walks the chain
+        repeated.reset(seed=0)
+        states = [repeated.step(action)[4]["state"] for _ in range(19)]
+        assert max(states) < 11
