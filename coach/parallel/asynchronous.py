@@ -46,6 +46,7 @@ from coach.parallel.asynchronous_worker import (
     draw_final_epsilon,
     with_final_epsilon,
 )
+from coach.parallel.counted import WorkersGraphManager
 from coach.parallel.hogwild import SharedWeights, target_schedule
 from coach.parallel.parameters import AsynchronousParameters
 from coach.parallel.pool import WorkerPool
@@ -59,7 +60,7 @@ NOT_REPRODUCIBLE = (
 """What the log says once, when the workers start."""
 
 
-class AsynchronousGraphManager(GraphManager):
+class AsynchronousGraphManager(WorkersGraphManager):
     """A preset's graph of one agent, trained by asynchronous workers.
 
     Args:
@@ -93,10 +94,6 @@ class AsynchronousGraphManager(GraphManager):
         """Each worker's calls under way, oldest first: their env steps and episodes."""
         self._worker_updates: Callable[[], dict[int, dict[str, int]]] = dict
         """Each worker's gradient steps, as the parameter holder counts them (Ray)."""
-        self.worker_env_steps = 0
-        """Env steps the workers took (heatup and training)."""
-        self.worker_episodes = 0
-        """Episodes the workers finished."""
 
     def parameters(self) -> dict[str, Any]:
         return {**self.graph.parameters(), "parallel": self.params}
@@ -251,14 +248,6 @@ class AsynchronousGraphManager(GraphManager):
 
     # -- counters ---------------------------------------------------------------------------
 
-    def _total_env_steps(self) -> int:
-        own = self.environment.total_steps if self.environment is not None else 0
-        return own + self.worker_env_steps
-
-    def _episodes(self) -> int:
-        own = self.environment.total_episodes if self.environment is not None else 0
-        return own + self.worker_episodes
-
     def worker_updates(self) -> dict[int, dict[str, int]]:
         """Each worker's gradient steps applied to the shared weights, per network."""
         if isinstance(self.server, SharedWeights):
@@ -320,8 +309,8 @@ class AsynchronousGraphManager(GraphManager):
         calls.pop(0)
         if not calls:
             del self._in_flight[rank]
-        self.worker_env_steps += progress.env_steps
-        self.worker_episodes += len(progress.episodes)
+        self.collected_steps += progress.env_steps
+        self.collected_episodes += len(progress.episodes)
         agent = self.agent
         agent.env_steps += progress.env_steps
         if progress.phase is RunPhase.TRAIN:
@@ -355,19 +344,7 @@ class AsynchronousGraphManager(GraphManager):
 
     def state_dict(self, include_memory: bool = False) -> dict[str, Any]:
         self._gather()
-        state = super().state_dict(include_memory)
-        state["workers"] = {
-            "collected_steps": self.worker_env_steps,
-            "collected_episodes": self.worker_episodes,
-        }
-        return state
-
-    def load_state_dict(self, state: dict[str, Any], whole_run: bool = True) -> None:
-        super().load_state_dict(state, whole_run)
-        workers = state.get("workers")
-        if whole_run and workers is not None:
-            self.worker_env_steps = int(workers["collected_steps"])
-            self.worker_episodes = int(workers["collected_episodes"])
+        return super().state_dict(include_memory)
 
     def close(self) -> None:
         if self.pool is not None:

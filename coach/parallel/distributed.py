@@ -43,6 +43,7 @@ from coach.memories.memory import SLOT
 from coach.memories.open_episodes import as_transition
 from coach.memories.rollout import Rollout
 from coach.memories.rollout import RolloutParameters as RP
+from coach.parallel.counted import WorkersGraphManager
 from coach.parallel.exchange import ingest, ingest_slots
 from coach.parallel.in_flight import BlocksInFlight
 from coach.parallel.parameters import DistributedParameters
@@ -50,7 +51,7 @@ from coach.parallel.pool import WorkerPool
 from coach.parallel.worker import Block, PolicySnapshot, RunsOnWorkers, WorkerSpec, unpack
 
 
-class DistributedGraphManager(GraphManager):
+class DistributedGraphManager(WorkersGraphManager):
     """The learner of a run whose acting is spread over rollout workers.
 
     Args:
@@ -74,10 +75,6 @@ class DistributedGraphManager(GraphManager):
         """The blocks the rollout workers are collecting."""
         self.version = -1
         """How many times the learner published its policy, minus one."""
-        self.collected_steps = 0
-        """Env steps the workers took (heatup and training)."""
-        self.collected_episodes = 0
-        """Episodes the workers finished."""
         self.on_policy = False
         """Some agent learns from rollout blocks: the workers collect them in step."""
         self._block_length = 0
@@ -166,16 +163,6 @@ class DistributedGraphManager(GraphManager):
         from coach.parallel.local import LocalWorkerPool
 
         return LocalWorkerPool(make_spec, params.num_workers, params.evaluation_worker, on_restart)
-
-    # -- counters ---------------------------------------------------------------------------
-
-    def _total_env_steps(self) -> int:
-        own = self.environment.total_steps if self.environment is not None else 0
-        return own + self.collected_steps
-
-    def _episodes(self) -> int:
-        own = self.environment.total_episodes if self.environment is not None else 0
-        return own + self.collected_episodes
 
     # -- acting through the workers ---------------------------------------------------------
 
@@ -361,20 +348,8 @@ class DistributedGraphManager(GraphManager):
 
     # -- checkpoints ------------------------------------------------------------------------
 
-    def state_dict(self, include_memory: bool = False) -> dict[str, Any]:
-        state = super().state_dict(include_memory)
-        state["workers"] = {
-            "collected_steps": self.collected_steps,
-            "collected_episodes": self.collected_episodes,
-        }
-        return state
-
     def load_state_dict(self, state: dict[str, Any], whole_run: bool = True) -> None:
         super().load_state_dict(state, whole_run)
-        workers = state.get("workers")
-        if whole_run and workers is not None:
-            self.collected_steps = int(workers["collected_steps"])
-            self.collected_episodes = int(workers["collected_episodes"])
         self.version = -1  # the workers get the restored policy before they act
 
     def worker_pids(self) -> dict[int, int]:

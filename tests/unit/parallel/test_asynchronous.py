@@ -79,7 +79,7 @@ def test_each_workers_gradients_reach_the_shared_weights(tmp_path: Path) -> None
             assert all(not torch.equal(a, b) for a, b in zip(before, _weights(graph), strict=True))
         # Both at once, through the run's own loop: the budget is met exactly.
         graph.train_and_act(EnvironmentSteps(600))
-        assert graph.env_steps == graph.worker_env_steps == 600
+        assert graph.env_steps == graph.collected_steps == 600
         updates = graph.worker_updates()
         assert all(updates[r][n] > 10 for r in (1, 2) for n in networks)
         assert graph.agent.training_steps == sum(u["actor"] for u in updates.values()) - 20
