@@ -172,6 +172,8 @@ def _check_stackable(members: list[Model]) -> None:
     for model in members:
         if model.recurrent:
             raise CoachError("recurrent networks are not stacked")
+        if model.prior is not None:
+            raise CoachError("networks with a randomized prior (prior_scale) are not stacked")
         if any(_embedder(model, key).conv is not None for key in model.input_keys):
             raise CoachError("networks with convolutions are not stacked")
         for head in model.heads:

@@ -12,6 +12,7 @@ acting is a sequence of one.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Callable
 from typing import Any
@@ -147,6 +148,11 @@ class Model(nn.Module):
         self.middleware, width = mlp(width, params.middleware.scheme, params.middleware.activation)
         self.head_names = [h.name for h in params.heads]
         self.heads = nn.ModuleList(h.build(width, action_space) for h in params.heads)
+        self.prior: FrozenPrior | None = None
+        if params.prior_scale > 0:
+            plain = dataclasses.replace(params, prior_scale=0.0)
+            twin = Model(plain, observation_space, action_space)
+            self.prior = FrozenPrior(twin, params.prior_scale)
 
     def reset_noise(self, generator: torch.Generator | None) -> bool:
         """Draw new noise in every noisy layer; whether there was any."""
@@ -182,7 +188,8 @@ class Model(nn.Module):
             raise CoachError(
                 "a recurrent network is called on sequences with a hidden state (Model.unroll)"
             )
-        return self._heads(self._embed(inputs))
+        outputs = self._heads(self._embed(inputs))
+        return outputs if self.prior is None else self.prior.add(inputs, outputs)
 
     def sequence_outputs(
         self, inputs: dict[str, torch.Tensor], hidden: torch.Tensor, layout: Stretches
@@ -245,6 +252,41 @@ class Model(nn.Module):
         x = recur(self._embed(flat).unflatten(0, (steps, batch)))
         outputs = self._heads(x.flatten(0, 1))
         return {k: v.unflatten(0, (steps, batch)) for k, v in outputs.items()}
+
+
+class FrozenLinear(nn.Linear):
+    """A linear layer whose weight and bias are buffers, not parameters (run through its
+    own ``forward``: `run_layer`'s shortcut reads an ``nn.Linear``'s parameters)."""
+
+    def __init__(self, layer: nn.Linear) -> None:
+        nn.Module.__init__(self)
+        self.in_features, self.out_features = layer.in_features, layer.out_features
+        self.register_buffer("weight", layer.weight.detach())
+        self.register_buffer("bias", None if layer.bias is None else layer.bias.detach())
+
+
+class FrozenPrior(nn.Module):
+    """A randomized prior function (`NetworkParameters.prior_scale`): a twin of the model,
+    its weights turned into buffers so that nothing trains them, added at ``scale``."""
+
+    def __init__(self, twin: Model, scale: float) -> None:
+        super().__init__()
+        for module in list(twin.modules()):
+            for name, child in module.named_children():
+                if type(child) is nn.Linear:
+                    setattr(module, name, FrozenLinear(child))
+            for name, weight in list(module._parameters.items()):
+                del module._parameters[name]
+                module.register_buffer(name, None if weight is None else weight.detach())
+        self.twin = twin
+        self.scale = scale
+
+    def add(
+        self, inputs: dict[str, torch.Tensor], outputs: dict[str, torch.Tensor]
+    ) -> dict[str, torch.Tensor]:
+        """``outputs`` plus ``scale`` times the twin's outputs on ``inputs``."""
+        prior = self.twin.forward(inputs)
+        return {name: value + self.scale * prior[name] for name, value in outputs.items()}
 
 
 def initialize(module: nn.Module, generator: torch.Generator) -> None:

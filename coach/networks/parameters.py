@@ -135,6 +135,14 @@ class NetworkParameters:
     """Clip the global gradient norm to this value; ``None`` does not clip."""
     create_target_network: bool = False
     """Keep a slowly updated copy of the network for bootstrapped targets."""
+    prior_scale: float = 0.0
+    """Randomized prior functions (Osband et al., 2018): above 0, every output adds this
+    times the output of a frozen twin of the network, drawn at random with it and never
+    trained. The twin's weights are buffers: no optimizer, target update or exploration
+    noise touches them, and checkpoints hold them. Where the data reach, the network learns
+    to offset its prior; where they do not, the prior stays, so the members of an ensemble
+    (bootstrapped Q heads, each with its own prior head) keep disagreeing about what no one
+    has tried. Feed-forward networks only."""
     compile: str | None = None
     """Run the network through ``torch.compile`` with this mode: ``"default"``,
     ``"reduce-overhead"`` (on CUDA, the compiled graphs replay as CUDA graphs: one launch
@@ -169,6 +177,11 @@ class NetworkParameters:
         check.number("learning_rate", self.learning_rate, 0, why="0 freezes the network")
         check.number("adam_epsilon", self.adam_epsilon, 0, low_open=True)
         check.number("weight_decay", self.weight_decay, 0)
+        check.number("prior_scale", self.prior_scale, 0)
+        if self.prior_scale > 0 and self.recurrent is not None:
+            raise InvalidParameter(
+                "prior_scale", "is for feed-forward networks, not recurrent ones", self.prior_scale
+            )
         if self.gradient_clip_norm is not None:
             check.number("gradient_clip_norm", self.gradient_clip_norm, 0, low_open=True)
         if self.compile is not None:
