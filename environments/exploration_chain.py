@@ -109,7 +109,6 @@ class ExplorationChainEnv(gym.Env[np.ndarray, np.int64]):
         self.left_state_reward = float(left_state_reward)
         self.right_state_reward = float(right_state_reward)
         self.render_mode = render_mode
-        self.action_mapping_seed = action_mapping_seed
         self.right_action = np.full(chain_length, self.RIGHT, dtype=np.int64)
         """Per state, the action that moves right there."""
         if action_mapping_seed is not None:
