@@ -22,6 +22,10 @@ class ChainObservation(str, Enum):
     """``N`` values, 1 at ``0..s`` and 0 after: the encoding Osband et al. found generalises."""
     STATE_INDEX = "state_index"
     """One value, ``s`` itself."""
+    TIMED_ONE_HOT = "timed_one_hot"
+    """``N * (max_steps + 1)`` values, 1 at the pair (steps taken ``t``, ``s``), index
+    ``t * N + s``, and 0 elsewhere: every step of an episode is in states of its own, as in
+    bsuite's deep sea, and the time limit becomes part of the task (it terminates)."""
 
 
 class ExplorationChainEnv(gym.Env[np.ndarray, np.int64]):
@@ -41,13 +45,21 @@ class ExplorationChainEnv(gym.Env[np.ndarray, np.int64]):
     states and left in others. An agent cannot then walk the chain by repeating one action,
     nor by a network's bias towards one output; it has to find the way state by state.
 
+    With the ``timed_one_hot`` observation the agent sees the step count as well as its state,
+    one-hot over the pairs: the chain becomes the deep sea's grid (a row per step, a column per
+    state). Either action then leads to a state never seen before, so a network whose guesses
+    for unseen states are higher than what it has learned gains nothing by heading for them;
+    on the plain one-hot chain, such optimism alone walks epsilon-greedy DQN to the far end on
+    some initializations.
+
     Every step's info holds ``state`` and ``is_success``: 1.0 once the episode has reached
     the last state, 0.0 until then (Coach's success rate on the chain).
 
-    Nothing terminates an episode: it is truncated after ``max_steps`` steps, inside the
-    environment, so the limit holds without a ``TimeLimit`` wrapper (the registered id adds
-    none). The truncation (rather than the original Coach's ``done``) is because the step count
-    is not in the observation, so a learner should bootstrap through it.
+    Episodes end after ``max_steps`` steps, inside the environment, so the limit holds without
+    a ``TimeLimit`` wrapper (the registered id adds none). The end is a truncation (rather than
+    the original Coach's ``done``) when the step count is not in the observation, so a learner
+    bootstraps through it; with ``timed_one_hot`` it is a termination, the time limit being
+    part of the state.
 
     Args:
         chain_length: Number of states ``N``; more than 3.
@@ -55,7 +67,8 @@ class ExplorationChainEnv(gym.Env[np.ndarray, np.int64]):
         max_steps: Steps before the episode is truncated; ``None`` means ``chain_length + 7``,
             the limit of Coach's ExplorationChain presets (the paper uses ``N + 9``).
         observation_type: A `ChainObservation` or its string value (``"one_hot"``,
-            ``"thermometer"``, ``"state_index"``). Thermometer is the default, as in Coach.
+            ``"thermometer"``, ``"state_index"``, ``"timed_one_hot"``). Thermometer is the
+            default, as in Coach.
         left_state_reward: Reward of a step that ends in state 0.
         right_state_reward: Reward of a step that ends in state ``chain_length - 1``.
         action_mapping_seed: ``None``: action 0 moves left and 1 right in every state (the
@@ -118,6 +131,9 @@ class ExplorationChainEnv(gym.Env[np.ndarray, np.int64]):
         self.action_space = spaces.Discrete(2)
         if self.observation_type is ChainObservation.STATE_INDEX:
             self.observation_space = spaces.Box(0.0, chain_length - 1, shape=(1,), dtype=np.float32)
+        elif self.observation_type is ChainObservation.TIMED_ONE_HOT:
+            size = chain_length * (self.max_steps + 1)
+            self.observation_space = spaces.Box(0.0, 1.0, shape=(size,), dtype=np.float32)
         else:
             self.observation_space = spaces.Box(0.0, 1.0, shape=(chain_length,), dtype=np.float32)
 
@@ -154,8 +170,10 @@ class ExplorationChainEnv(gym.Env[np.ndarray, np.int64]):
         else:
             reward = 0.0
         self._reached = self._reached or self.state == self.chain_length - 1
-        truncated = self._steps >= self.max_steps
-        return self._observation(), reward, False, truncated, self._info()
+        out_of_time = self._steps >= self.max_steps
+        timed = self.observation_type is ChainObservation.TIMED_ONE_HOT
+        terminated, truncated = out_of_time and timed, out_of_time and not timed
+        return self._observation(), reward, terminated, truncated, self._info()
 
     def render(self) -> str | np.ndarray | None:
         """The chain as text (``ansi``) or an image (``rgb_array``)."""
@@ -188,6 +206,10 @@ class ExplorationChainEnv(gym.Env[np.ndarray, np.int64]):
     def _observation(self) -> np.ndarray:
         if self.observation_type is ChainObservation.STATE_INDEX:
             return np.array([self.state], dtype=np.float32)
+        if self.observation_type is ChainObservation.TIMED_ONE_HOT:
+            observation = np.zeros(self.observation_space.shape, dtype=np.float32)
+            observation[self._steps * self.chain_length + self.state] = 1.0
+            return observation
         observation = np.zeros(self.chain_length, dtype=np.float32)
         if self.observation_type is ChainObservation.ONE_HOT:
             observation[self.state] = 1.0

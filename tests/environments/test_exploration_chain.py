@@ -86,6 +86,7 @@ def test_episodes_are_truncated_after_max_steps_and_never_terminate():
         (ChainObservation.STATE_INDEX, [3]),
         ("one_hot", [0, 0, 0, 1, 0]),
         ("thermometer", [1, 1, 1, 1, 0]),
+        (ChainObservation.TIMED_ONE_HOT, np.eye(5 * 13)[2 * 5 + 3]),
     ],
 )
 def test_observation_encodings(observation_type, expected):
@@ -186,3 +187,33 @@ def test_a_mapped_chain_moves_right_by_a_fixed_random_action_per_state():
         repeated.reset(seed=0)
         states = [repeated.step(action)[4]["state"] for _ in range(19)]
         assert max(states) < 11
+
+
+def test_the_timed_one_hot_marks_the_step_and_the_state():
+    env = ExplorationChainEnv(
+        chain_length=5, start_state=1, max_steps=4, observation_type="timed_one_hot"
+    )
+    assert env.observation_space == spaces.Box(0.0, 1.0, (5 * 5,), np.float32)
+    obs, _ = env.reset(seed=0)
+    seen = [np.flatnonzero(obs).tolist()]
+    for action in (RIGHT, RIGHT, LEFT):  # states 2, 3, 2 at steps 1, 2, 3
+        obs = env.step(action)[0]
+        assert obs in env.observation_space and obs.sum() == 1.0
+        seen.append(np.flatnonzero(obs).tolist())
+    assert seen == [[0 * 5 + 1], [1 * 5 + 2], [2 * 5 + 3], [3 * 5 + 2]]
+
+
+def test_a_timed_chain_terminates_at_its_time_limit_instead_of_truncating():
+    env = ExplorationChainEnv(chain_length=5, max_steps=6, observation_type="timed_one_hot")
+    env.reset(seed=0)
+    ends = [env.step(LEFT)[2:4] for _ in range(6)]
+    assert ends == [(False, False)] * 5 + [(True, False)]
+    saved_mid_episode = ExplorationChainEnv(
+        chain_length=5, max_steps=6, observation_type="timed_one_hot"
+    )
+    saved_mid_episode.reset(seed=0)
+    saved_mid_episode.step(RIGHT)
+    state = saved_mid_episode.get_state()
+    env.reset(seed=0)
+    env.set_state(state)
+    np.testing.assert_array_equal(env.step(RIGHT)[0], saved_mid_episode.step(RIGHT)[0])
