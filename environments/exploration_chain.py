@@ -64,7 +64,7 @@ class ExplorationChainEnv(gym.Env[np.ndarray, np.int64]):
     Args:
         chain_length: Number of states ``N``; more than 3.
         start_state: The state every episode starts in, in ``[0, chain_length)``.
-        max_steps: Steps before the episode is truncated; ``None`` means ``chain_length + 7``,
+        max_steps: Steps before the episode ends; ``None`` means ``chain_length + 7``,
             the limit of Coach's ExplorationChain presets (the paper uses ``N + 9``).
         observation_type: A `ChainObservation` or its string value (``"one_hot"``,
             ``"thermometer"``, ``"state_index"``, ``"timed_one_hot"``). Thermometer is the
