@@ -128,10 +128,12 @@ class ExplorationChainEnv(gym.Env[np.ndarray, np.int64]):
             mapping = np.random.default_rng(action_mapping_seed)
             self.right_action = mapping.integers(0, 2, size=chain_length)
 
+        self._time_observed = self.observation_type is ChainObservation.TIMED_ONE_HOT
+        """The step count is in the observation, so the time limit terminates episodes."""
         self.action_space = spaces.Discrete(2)
         if self.observation_type is ChainObservation.STATE_INDEX:
             self.observation_space = spaces.Box(0.0, chain_length - 1, shape=(1,), dtype=np.float32)
-        elif self.observation_type is ChainObservation.TIMED_ONE_HOT:
+        elif self._time_observed:
             size = chain_length * (self.max_steps + 1)
             self.observation_space = spaces.Box(0.0, 1.0, shape=(size,), dtype=np.float32)
         else:
@@ -171,8 +173,8 @@ class ExplorationChainEnv(gym.Env[np.ndarray, np.int64]):
             reward = 0.0
         self._reached = self._reached or self.state == self.chain_length - 1
         out_of_time = self._steps >= self.max_steps
-        timed = self.observation_type is ChainObservation.TIMED_ONE_HOT
-        terminated, truncated = out_of_time and timed, out_of_time and not timed
+        terminated = out_of_time and self._time_observed
+        truncated = out_of_time and not self._time_observed
         return self._observation(), reward, terminated, truncated, self._info()
 
     def render(self) -> str | np.ndarray | None:
@@ -206,7 +208,7 @@ class ExplorationChainEnv(gym.Env[np.ndarray, np.int64]):
     def _observation(self) -> np.ndarray:
         if self.observation_type is ChainObservation.STATE_INDEX:
             return np.array([self.state], dtype=np.float32)
-        if self.observation_type is ChainObservation.TIMED_ONE_HOT:
+        if self._time_observed:
             observation = np.zeros(self.observation_space.shape, dtype=np.float32)
             observation[self._steps * self.chain_length + self.state] = 1.0
             return observation
