@@ -1,8 +1,11 @@
 """``coach plot PATH...``: evaluation curves of runs across seeds, one figure per environment.
 
-Every run at or under the paths is read (`coach.studies.runs`); runs of one preset are one
-curve, their mean and 95% bootstrap band, and presets on the same environment share a figure.
-Where the presets of a figure share a validation threshold for the metric, it is drawn too.
+Every run at or under the paths is read (`coach.studies.runs`); the runs of one setting (a
+preset with the same parameters: its seeds) are one curve, their mean and 95% bootstrap band,
+labelled with the preset's name and, where it ran with several settings, the parameters that
+differ; curves on the same environment share a figure.
+Where the presets of a figure share a validation threshold for the metric (or a ceiling, for a
+preset that promises to stay below one), it is drawn too.
 Each figure is written as PNG and SVG into ``--output``, named after its environment, beside
 ``final_performance.csv`` and its figure: each preset's final scores over its threshold,
 aggregated (`coach.studies.tables`), and ``report.html``, a page of it all
@@ -22,6 +25,7 @@ from coach.cli_options import fail
 from coach.errors import CoachError
 
 if TYPE_CHECKING:
+    from coach.presets import PresetValidation
     from coach.studies.runs import Run
 
 
@@ -69,21 +73,31 @@ def plot_runs(paths: list[Path], output: Path, x_axis: str, metric: str) -> list
     from coach.studies.tables import final_performance, write_table
 
     by_environment: dict[str, dict[str, list[Run]]] = {}
-    for run in find_runs(paths):
-        by_environment.setdefault(run.environment, {}).setdefault(run.preset, []).append(run)
+    for label, runs in settings(find_runs(paths)).items():
+        by_environment.setdefault(runs[0].environment, {})[label] = runs
     every = {name: runs for presets in by_environment.values() for name, runs in presets.items()}
-    thresholds = {name: _threshold(name, metric) for name in every}  # each preset loaded once
+    specs = {run.spec or run.preset for runs in every.values() for run in runs}
+    loaded = {spec: _validation(spec) for spec in specs}  # each preset loaded once
+    validations = {name: loaded[runs[0].spec or runs[0].preset] for name, runs in every.items()}
+    thresholds = {name: _threshold(validations[name], metric) for name in every}
+    lines = {
+        name: _ceiling(validations[name], metric) if floor is None else floor
+        for name, floor in thresholds.items()
+    }
     written = []
     figures = {}  # by environment, its SVG
     for environment, presets in by_environment.items():
         curves = {name: on_grid(runs, metric=metric, x=x_axis) for name, runs in presets.items()}
-        shared = {thresholds[name] for name in presets}
+        shared = {lines[name] for name in presets}
+        line = shared.pop() if len(shared) == 1 else None
+        floors = {thresholds[name] for name in presets}
         figure = curve_figure(
             curves,
             environment,
             x_label=x_axis.replace("_", " "),
             y_label=f"evaluation {metric.replace('_', ' ')}",
-            threshold=shared.pop() if len(shared) == 1 else None,
+            threshold=line,
+            threshold_label="threshold" if floors == {line} else "ceiling",
         )
         written += save(figure, output / re.sub(r"[^A-Za-z0-9._-]+", "_", environment))
         figures[environment] = written[-1]
@@ -98,14 +112,49 @@ def plot_runs(paths: list[Path], output: Path, x_axis: str, metric: str) -> list
     return written
 
 
-def _threshold(preset: str, metric: str) -> float | None:
-    """The preset's validation threshold for ``metric``, if it still loads and has one."""
+def settings(runs: list[Run]) -> dict[str, list[Run]]:
+    """The runs by setting, each a curve: a preset's runs with the same parameters (its seeds)
+    together. A preset run with several settings (``-cp`` overrides, say) makes a curve per
+    setting, labelled with the parameters that tell them apart."""
+    by_preset: dict[str, dict[str, list[Run]]] = {}
+    for run in runs:
+        key = repr(sorted(run.parameters.items()))
+        by_preset.setdefault(run.preset, {}).setdefault(key, []).append(run)
+    out: dict[str, list[Run]] = {}
+    for preset, groups in by_preset.items():
+        if len(groups) == 1:
+            out[preset] = next(iter(groups.values()))
+            continue
+        keys = sorted({k for group in groups.values() for k in group[0].parameters})
+        differing = [
+            k for k in keys if len({repr(g[0].parameters.get(k)) for g in groups.values()}) > 1
+        ]
+        for group in groups.values():
+            shown = ", ".join(f"{k}={group[0].parameters.get(k)!r}" for k in differing)
+            out[f"{preset} ({shown})"] = group
+    return out
+
+
+def _validation(preset: str) -> PresetValidation | None:
+    """The preset's validation, if it still loads and has one."""
     from coach.presets import load_preset
 
     try:
-        validation = load_preset(preset).validation
+        return load_preset(preset).validation
     except CoachError:
         return None
+
+
+def _threshold(validation: PresetValidation | None, metric: str) -> float | None:
+    """The validation's threshold for ``metric``: what the run must reach."""
     if validation is None:
         return None
     return validation.min_reward if metric == "reward" else validation.min_success_rate
+
+
+def _ceiling(validation: PresetValidation | None, metric: str) -> float | None:
+    """The validation's ceiling for ``metric``: what the run must stay below (the control of
+    an exploration test, say)."""
+    if validation is None:
+        return None
+    return validation.max_reward if metric == "reward" else validation.max_success_rate

@@ -77,8 +77,13 @@ def write_params(path: Path, preset: Any, seed: int, overrides: list[str]) -> No
     from coach.parameters import flatten
 
     settable, fixed = flatten(preset.graph_manager.parameters())
+    # The spec builds the preset again from any folder (a user's file by its absolute path);
+    # the name is what the run went by (its checkpoints and curves), where the two differ.
+    spec = preset.spec or preset.name
+    named = {"name": preset.name} if spec != preset.name else {}
     document = {
-        "preset": preset.name,
+        "preset": spec,
+        **named,
         "seed": seed,
         "parameters": settable,
         "fixed": fixed,

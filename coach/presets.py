@@ -148,6 +148,11 @@ class Preset:
     """A seed the preset file asks for (YAML presets), overridden by ``--seed``."""
     overrides: dict[str, Any] = field(default_factory=dict)
     """The overrides applied to the base preset, in order."""
+    spec: str = ""
+    """What `load_preset` loads to build the preset again from any folder: a shipped
+    preset's name, a file's absolute path, or ``module:attr``; a YAML preset's is its
+    base's (``params.yaml`` records it, so that a run of a user's own file repeats and
+    resumes from anywhere)."""
 
 
 SHIPPED_PRESETS = "coach_presets"
@@ -205,13 +210,15 @@ def _exec_file(path: Path, module_name: str) -> ModuleType:
     return module
 
 
-def _from_module(module: ModuleType, name: str, source: str, attr: str = "graph_manager") -> Preset:
+def _from_module(
+    module: ModuleType, name: str, source: str, spec: str, attr: str = "graph_manager"
+) -> Preset:
     graph_manager = getattr(module, attr, None)
     if not isinstance(graph_manager, GraphManager):
         raise CoachError(f"{source} defines no GraphManager named {attr!r}")
     graph_manager.name = name
     validation = getattr(module, "validation", None)
-    return Preset(name, graph_manager, source, validation)
+    return Preset(name, graph_manager, source, validation, spec=spec)
 
 
 def _load_python(path: Path) -> Preset:
@@ -221,7 +228,7 @@ def _load_python(path: Path) -> Preset:
     if folder not in sys.path:
         sys.path.append(folder)
     module_name = f"coach_preset_{path.stem}_{abs(hash(str(path.resolve())))}"
-    return _from_module(_exec_file(path, module_name), path.stem, str(path))
+    return _from_module(_exec_file(path, module_name), path.stem, str(path), str(path.resolve()))
 
 
 def _load_yaml(path: Path, depth: int = 0, base_spec: str | None = None) -> Preset:
@@ -235,7 +242,10 @@ def _load_yaml(path: Path, depth: int = 0, base_spec: str | None = None) -> Pres
         raise CoachError(f"{path}: a YAML preset is a mapping with a 'preset' key (the base)")
     unknown = set(document) - {"preset", "seed", "parameters", "fixed", "versions", "name"}
     if unknown:
-        raise CoachError(f"{path}: unknown keys {sorted(unknown)}; valid: preset, seed, parameters")
+        raise CoachError(
+            f"{path}: unknown keys {sorted(unknown)}; valid: preset, seed, parameters (and "
+            f"name, fixed, versions, which a run's params.yaml holds)"
+        )
     base_name = str(document["preset"])
     base_path = (path.parent / base_name) if base_name.endswith((".py", ".yaml", ".yml")) else None
     if base_spec is not None:  # given by the user: as the command line names presets
@@ -256,6 +266,8 @@ def _load_yaml(path: Path, depth: int = 0, base_spec: str | None = None) -> Pres
     base.overrides.update(overrides)
     if document.get("seed") is not None:
         base.seed = int(document["seed"])
+    if document.get("name") is not None:  # a run's params.yaml: the name the run went by
+        base.name = base.graph_manager.name = str(document["name"])
     base.source = str(path)
     return base
 
@@ -290,12 +302,14 @@ def load_preset(spec: str, _depth: int = 0) -> Preset:
                 f"cannot import {module_name!r} for preset {spec!r}: "
                 f"{type(error).__name__}: {error}"
             ) from None
-        return _from_module(module, attr, spec, attr)
+        return _from_module(module, attr, spec, spec, attr)
     folder = presets_dir()
     for suffix in (".py", ".yaml", ".yml"):
         candidate = folder / f"{spec}{suffix}"
         if candidate.exists():
-            return _load_file(candidate, _depth)
+            preset = _load_file(candidate, _depth)
+            preset.spec = spec  # found by its name from anywhere
+            return preset
     # Close matches ignore case; a name that differs only in case or underscores comes first.
     names = list_presets()
     lowered = {n.lower(): n for n in names}

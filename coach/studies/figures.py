@@ -26,6 +26,7 @@ def curve_figure(
     y_label: str = "evaluation reward",
     threshold: float | None = None,
     confidence: float = 0.95,
+    threshold_label: str = "threshold",
 ) -> Any:
     """A figure of learning curves.
 
@@ -37,6 +38,7 @@ def curve_figure(
         y_label: The y axis.
         threshold: A horizontal dashed line (a validation's threshold), if given.
         confidence: The bands' coverage.
+        threshold_label: The dashed line's name in the legend ("ceiling", say).
 
     Returns:
         The matplotlib figure (close it, or `save` it, when done).
@@ -51,7 +53,7 @@ def curve_figure(
         (line,) = axes.plot(steps, mean, label=f"{label} ({runs})")
         axes.fill_between(steps, low, high, color=line.get_color(), alpha=0.2, linewidth=0)
     if threshold is not None:
-        axes.axhline(threshold, color="0.4", linestyle="--", linewidth=1, label="threshold")
+        axes.axhline(threshold, color="0.4", linestyle="--", linewidth=1, label=threshold_label)
     axes.set(title=title, xlabel=x_label, ylabel=y_label)
     axes.grid(alpha=0.3)
     axes.legend(loc="best", frameon=False)

@@ -195,7 +195,7 @@ class Group:
         jobs = max(1, min(jobs, len(tasks)))
         names = ", ".join(str(t.seed) for t in tasks)
         self.log(
-            f"{self.document['preset']}: seeds {names or '(none left)'}, {jobs} at once"
+            f"{self.document['preset']}: seeds {names or '(none left)'}; {jobs} at a time"
             f"{' on Ray' if backend == 'ray' else ''}; writing to {self.path}"
         )
         runner: SeedRunner = (

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import csv
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -30,7 +30,7 @@ class Run:
     path: Path
     """The experiment folder."""
     preset: str
-    """The preset it ran (``params.yaml``)."""
+    """The name of the preset it ran (``params.yaml``)."""
     seed: int
     """Its seed."""
     environment: str
@@ -44,6 +44,12 @@ class Run:
     """The evaluation's mean episode reward, (E,)."""
     success_rate: np.ndarray | None
     """Its success rate, where the task reports one, (E,)."""
+    spec: str = ""
+    """What loads that preset from any folder (``params.yaml``'s ``preset``: a shipped
+    preset's name, or the path of a user's file); the preset's name where empty."""
+    parameters: dict[str, object] = field(default_factory=dict, compare=False)
+    """Its resolved parameters (``params.yaml``), by dotted path: runs of one preset with
+    different settings differ here, seeds of one setting do not."""
 
 
 def find_runs(paths: Iterable[Path]) -> list[Run]:
@@ -73,7 +79,8 @@ def read_run(folder: Path) -> Run:
     params = folder / "params.yaml"
     try:
         recorded = yaml.safe_load(params.read_text())
-        preset, seed = str(recorded["preset"]), int(recorded["seed"])
+        spec, seed = str(recorded["preset"]), int(recorded["seed"])
+        preset = str(recorded.get("name") or spec)
         parameters = recorded.get("parameters") or {}
         environment = parameters.get("environment.level") or parameters.get("environment.env")
     except (OSError, yaml.YAMLError, KeyError, TypeError, ValueError) as error:
@@ -100,6 +107,8 @@ def read_run(folder: Path) -> Run:
         wall_time=column("wall_time"),
         reward=column("reward"),
         success_rate=column("success_rate") if rows and all(successes) else None,
+        spec=spec,
+        parameters=dict(parameters),
     )
 
 

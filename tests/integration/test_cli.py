@@ -238,3 +238,25 @@ def test_an_environment_that_refuses_its_arguments_leaves_no_experiment(tmp_path
     assert result.returncode == 2 and "Traceback" not in result.stderr
     assert "n_bits must be at least 1" in result.stderr
     assert not (tmp_path / "experiments").exists()
+
+
+def test_a_run_of_a_preset_file_repeats_and_resumes_from_its_params_yaml_anywhere(
+    tmp_path: Path,
+) -> None:
+    from coach.presets import presets_dir
+
+    preset = tmp_path / "mine" / "My_DQN.py"
+    preset.parent.mkdir()
+    preset.write_text((presets_dir() / "CartPole_DQN.py").read_text())
+    done = coach("-p", "mine/My_DQN.py", *SMALL, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    run = experiment(tmp_path / "experiments", "My_DQN")
+    params = yaml.safe_load((run / "params.yaml").read_text())
+    assert (params["preset"], params["name"]) == (str(preset.resolve()), "My_DQN")
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    again = coach("-p", str(run / "params.yaml"), "-e", "again", cwd=elsewhere)
+    assert again.returncode == 0, again.stderr
+    assert rewards(experiment(elsewhere / "experiments", "again")) == rewards(run)
+    resumed = coach("--resume", str(run), cwd=elsewhere)
+    assert resumed.returncode == 0, resumed.stderr
