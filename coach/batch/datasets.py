@@ -24,9 +24,11 @@ How an `Episode` maps onto Minari's episode:
 
 from __future__ import annotations
 
+import os
 import shutil
 import warnings
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -48,6 +50,22 @@ _HDF5_FILE = "main_data.hdf5"
 # Minari's advice to fill in an author's e-mail, a code permalink, an evaluation env...:
 # noise for a run that records what it collected.
 _MINARI_NAGS = r"(`\w+` is set to None|env_spec is None)"
+
+
+@contextmanager
+def _absolute_root() -> Iterator[None]:
+    """Minari's root made absolute while Minari writes: given a relative
+    ``$MINARI_DATASETS_PATH``, Minari joins the root to the dataset's path twice and fails to
+    find the file it made."""
+    root = os.environ.get("MINARI_DATASETS_PATH")
+    if root is None or os.path.isabs(root):
+        yield
+        return
+    os.environ["MINARI_DATASETS_PATH"] = os.path.abspath(root)
+    try:
+        yield
+    finally:
+        os.environ["MINARI_DATASETS_PATH"] = root
 
 
 def write_dataset(
@@ -101,7 +119,7 @@ def write_dataset(
             raise CoachError(f"cannot write dataset {dataset_id!r}: episode {index} {problem}")
     buffers = [_buffer(episode) for episode in episodes]
     try:
-        with warnings.catch_warnings():
+        with warnings.catch_warnings(), _absolute_root():
             warnings.filterwarnings("ignore", message=_MINARI_NAGS, category=UserWarning)
             written = minari.create_dataset_from_buffers(
                 dataset_id,

@@ -5,6 +5,7 @@ is compared with that recording."""
 from __future__ import annotations
 
 import dataclasses
+import os
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -358,3 +359,14 @@ def test_a_corrupted_file_is_refused_with_its_path(cartpole: list[Episode], patt
         with pytest.raises(CoachError) as refused:
             load_dataset(source)
         assert str(damaged) in str(refused.value)
+
+
+def test_a_relative_minari_root_is_written_and_read_like_an_absolute_one(
+    cartpole: list[Episode], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("MINARI_DATASETS_PATH", "relative_root")
+    path = write_dataset("cartpole/random", cartpole, *cartpole_spaces())
+    assert (tmp_path / path / "data").is_dir()
+    assert os.environ["MINARI_DATASETS_PATH"] == "relative_root"  # left as it was given
+    assert len(load_dataset("cartpole/random").episodes) == len(cartpole)
