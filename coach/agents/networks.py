@@ -52,8 +52,8 @@ def build_networks(
     if with_state and not recurrent:
         raise CoachError(
             f"{agent} learns feed-forward networks only, but its networks {with_state} have a "
-            f"recurrent middleware; recurrent networks are for the on-policy agents (A2C, PPO, "
-            f"Clipped PPO) and the DQN family"
+            f"recurrent middleware; recurrent networks are for the agents that learn over "
+            f"sequences: the on-policy ones (policy gradients, A2C, PPO, Clipped PPO) and R2D2"
         )
     return {
         name: NetworkWrapper(

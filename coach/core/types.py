@@ -31,7 +31,7 @@ class Transition:
     state: dict[str, np.ndarray]
     """The observations the actions were taken in, keyed by name, (B, ...) each."""
     action: np.ndarray
-    """The actions, (B, *action_shape)."""
+    """The actions, ``(B, *action_shape)``."""
     reward: np.ndarray
     """The rewards, (B,)."""
     next_state: dict[str, np.ndarray]
@@ -183,7 +183,7 @@ class ActionInfo:
     values from acting to storing (nothing travels in the agent's private attributes)."""
 
     action: np.ndarray
-    """The agent's action per env, in its own action space, shape (B, *action_shape)."""
+    """The agent's action per env, in its own action space, shape ``(B, *action_shape)``."""
     action_values: np.ndarray | None = None
     """Values behind the choice where the agent has them (Q-values, shape (B, A))."""
     log_prob: np.ndarray | None = None
@@ -207,7 +207,7 @@ class Batch:
     states: dict[str, Any]
     """Observations per key, shape (N, ...)."""
     actions: Any
-    """Actions, shape (N, *action_shape)."""
+    """Actions, shape ``(N, *action_shape)``."""
     rewards: Any
     """Rewards, shape (N,)."""
     next_states: dict[str, Any]

@@ -35,11 +35,11 @@ class PrioritizedExperienceReplayParameters:
     max_size: int = 1_000_000
     """Capacity in transitions; the oldest are overwritten first."""
     alpha: float = 0.6
-    """How much priorities count: 0 samples uniformly, 1 in proportion to |TD error|."""
+    """How much priorities count: 0 samples uniformly, 1 in proportion to ``|TD error|``."""
     beta_schedule: Schedule = field(default_factory=_default_beta_schedule)
     """Importance-weight exponent per number of sample() calls; 1 fully corrects the bias."""
     epsilon: float = 1e-6
-    """Added to |TD error| so that no transition's priority is ever 0."""
+    """Added to ``|TD error|`` so that no transition's priority is ever 0."""
 
     def validate(self) -> None:
         check.whole("max_size", self.max_size, 1)
@@ -98,7 +98,7 @@ class PrioritizedExperienceReplay(ExperienceReplay):
         alpha: How much priorities count: 0 samples uniformly, 1 in proportion to them.
         beta_schedule: The importance-weight exponent per number of `sample` calls;
             ``LinearSchedule(0.4, 1.0, 100_000)`` when not given.
-        epsilon: Added to |TD error| so that no priority is ever 0.
+        epsilon: Added to ``|TD error|`` so that no priority is ever 0.
     """
 
     def __init__(

@@ -149,8 +149,8 @@ class NetworkParameters:
     for a whole fixed-shape forward or backward), ``"max-autotune"`` or
     ``"max-autotune-no-cudagraphs"``; ``None`` runs it eagerly. The first steps of each
     shape pay the compilation (tens of seconds on a CPU; cached on disk for the next run).
-    On this project's CPU benchmarks it did not pay for the presets' small MLPs
-    (``python -m benchmarks.floor --compile``), so no preset turns it on."""
+    On this project's CPU it did not pay for the presets' small MLPs, so no preset turns it
+    on."""
     precision: str = "float32"
     """``"bfloat16"``: learning's matrix products (the passes that compute gradients and the
     target copy's, on batches of `AUTOCAST_ROWS` rows or more) run in bfloat16, under
