@@ -1,4 +1,7 @@
-"""The README's code blocks run as they are written."""
+"""The guide's examples do what their pages say (the README's, once; now on the docs pages).
+
+`tests.docs.test_code_blocks` runs every block; these tests check what a few of them promise.
+"""
 
 from __future__ import annotations
 
@@ -17,29 +20,34 @@ from coach import (
 )
 from coach.graph_managers.parameters import RunContext
 from coach.presets import load_preset
-
-README = Path(__file__).resolve().parents[2] / "README.md"
+from tests.docs.blocks import every_block
 
 
 def _blocks(language: str) -> list[str]:
-    return re.findall(rf"```{language}\n(.*?)```", README.read_text(), flags=re.DOTALL)
+    """Every block of ``language`` on the README and the hand-written docs pages, without the
+    ``# file: NAME`` line a page may start one with."""
+    return [re.sub(r"\A# file: \S+\n", "", b.text) for b in every_block(language)]
 
 
 def _block(language: str, start: str) -> str:
-    (block,) = [b for b in _blocks(language) if b.startswith(start)]
+    """The one example that starts with ``start`` (shown on several pages, the same text)."""
+    (block,) = {b for b in _blocks(language) if b.startswith(start)}
     return block
 
 
-def test_the_preset_example_loads(tmp_path: Path) -> None:
-    path = tmp_path / "Acrobot_DQN.py"
-    path.write_text(_block("python", "from coach import (\n    BasicRLGraphManager,\n    DQNAgent"))
-    preset = load_preset(str(path))
-    assert preset.graph_manager.parameters()["environment"].level == "Acrobot-v1"
-    assert preset.validation is not None
+def test_the_acrobot_preset_examples_load(tmp_path: Path) -> None:
+    examples = [b for b in _blocks("python") if 'level="Acrobot-v1"' in b and "graph_manager" in b]
+    assert len(examples) >= 2  # the README's first preset, and the presets page's
+    for index, text in enumerate(examples):
+        path = tmp_path / f"Acrobot_DQN_{index}.py"
+        path.write_text(text)
+        preset = load_preset(str(path))
+        assert preset.graph_manager.parameters()["environment"].level == "Acrobot-v1"
+        assert preset.validation is not None
 
 
 def test_the_yaml_example_names_a_preset() -> None:
-    document = yaml.safe_load(_block("yaml", "preset:"))
+    document = yaml.safe_load(_block("yaml", "preset: CartPole_DQN"))
     assert load_preset(document["preset"]).name == document["preset"]
 
 

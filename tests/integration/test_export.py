@@ -3,7 +3,8 @@ continuous) and SAC, trained briefly with their observations normalized, exporte
 TorchScript; on 1,000 observations the files' actions are Coach's own greedy evaluation
 actions (the agent restored as ``coach --evaluate -crd`` restores it), exactly for discrete
 actions and within 1e-5 for continuous ones. The ONNX policy of SAC runs in a process that
-imports onnxruntime and numpy alone (the README's snippet and `examples/run_onnx_policy.py`);
+imports onnxruntime and numpy alone (the snippet of docs/studies.md and
+`examples/run_onnx_policy.py`);
 what cannot be exported is refused in one line."""
 
 from __future__ import annotations
@@ -26,8 +27,8 @@ from coach.experiment import write_params
 from coach.export.files import export_run
 from coach.graph_managers.parameters import RunContext
 from coach.presets import load_preset, load_run_preset
+from tests.docs.test_examples import _block
 from tests.integration.coach_cli import ENV, coach, experiment
-from tests.integration.test_readme import _block
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "examples" / "run_onnx_policy.py"
@@ -165,13 +166,13 @@ def test_an_exported_sac_policy_runs_with_onnxruntime_and_numpy_alone(
     runs: dict[str, Run],
 ) -> None:
     run = runs["Pendulum_SAC"]
-    readme = _block("python", "import numpy as np\nimport onnxruntime")
+    snippet = _block("python", "import numpy as np\nimport onnxruntime")
     script = "\n".join(
         [
             "import json, runpy, sys",
             "sys.argv = ['run_onnx_policy.py', 'policy.onnx', '3']",
             f"runpy.run_path({str(EXAMPLE)!r}, run_name='__main__')",  # the example's lines
-            readme,  # then the README's snippet, and what it computed
+            snippet,  # then the snippet of docs/studies.md, and what it computed
             "print(json.dumps([observations.tolist(), actions.tolist()]))",
             "assert 'torch' not in sys.modules and 'coach' not in sys.modules, sys.modules",
         ]

@@ -16,6 +16,7 @@ from typing import Any
 from coach.batch.graph_manager import BatchRLGraphManager
 from coach.checkpoints import BEST, LATEST, load_checkpoint
 from coach.core.step_units import EnvironmentEpisodes, StepUnit
+from coach.experiment import write_params
 from coach.graph_managers.evaluation import EvaluationResult
 from coach.graph_managers.graph_manager import GraphManager
 from coach.graph_managers.parameters import RunContext
@@ -202,6 +203,8 @@ def _run_case(
             graph, DistributedParameters(num_workers=workers, backend=backend)
         )
     kept = checkpoint_seconds is not None
+    if kept and not (directory / "params.yaml").is_file():  # a whole experiment folder
+        write_params(directory / "params.yaml", preset, seed, [])
     resume = None
     if kept and (directory / "checkpoints" / LATEST).is_file():
         resume = load_checkpoint(directory)

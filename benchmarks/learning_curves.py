@@ -1,0 +1,182 @@
+"""The documentation's benchmark figures: every preset with a validation trained on several
+seeds, as `make golden` trains it, and drawn through ``coach plot``.
+
+    make benchmarks-docs   (or: python -m benchmarks.learning_curves [PRESET ...]
+                                 [--seeds S ...] [--jobs N] [--runs DIR] [--docs DIR])
+
+Each (preset, seed) case trains within its validation's budgets and is judged the golden way
+(`tests.learning.golden_case.run_case`), kept in ``--runs`` (``experiments/benchmarks`` by
+default): a finished case is read back instead of trained again, an interrupted one resumes
+from its checkpoint. Then, for every preset whose seeds have all finished, it writes under
+``--docs`` (``docs/benchmarks``):
+
+- ``figures/PRESET.png``: the evaluation curve over the seeds, its 95% bootstrap band and the
+  validation's threshold (`coach.cli_plot.plot_runs`, what ``coach plot`` draws);
+- its entry in ``results.json``: per seed, the env steps and wall time to the threshold, the
+  best evaluation, ``best.pt`` and the final agent on 20 fresh episodes; the command that
+  reproduces it, the commit, the date and how many cases shared the machine.
+
+The documentation's benchmark pages are built from these two, so the site shows real runs
+without running anything. Presets that were not run keep their earlier entries.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from dataclasses import asdict
+from datetime import UTC, datetime
+from multiprocessing import get_context
+from pathlib import Path
+from typing import Any
+
+from coach.experiment import write_params
+from coach.presets import list_presets, load_preset
+from tests.learning.golden import make_dataset, missing_datasets
+from tests.learning.golden_case import MARKS, GoldenResult, run_case, unrunnable
+
+SEEDS = (0, 1, 2)
+RESULTS = "results.json"
+
+
+def presets_with_validation(names: list[str] | None) -> list[str]:
+    """``names``, or every preset, less those that declare no validation."""
+    return [n for n in names or list_presets() if load_preset(n).validation is not None]
+
+
+def metric(name: str) -> str:
+    """What a preset's curve shows: its success rate when its validation promises one."""
+    validation = load_preset(name).validation
+    assert validation is not None
+    rated = validation.min_success_rate is not None or validation.max_success_rate is not None
+    return "success_rate" if rated else "reward"
+
+
+def total_seconds(folder: Path) -> float | None:
+    """The wall time of a kept case up to its last evaluation (its marks' last entry)."""
+    marks = folder / MARKS
+    if not marks.is_file():
+        return None
+    entries = json.loads(marks.read_text())
+    return float(entries[-1][1]) if entries else None
+
+
+def draw(name: str, folders: list[Path], figure: Path) -> None:
+    """The preset's curve over its seeds' runs, drawn by ``coach plot``'s own code."""
+    from coach.cli_plot import plot_runs
+
+    for folder in folders:  # kept by a golden run from before golden wrote it
+        if not (folder / "params.yaml").is_file():
+            write_params(folder / "params.yaml", load_preset(name), int(folder.name[4:]), [])
+    with tempfile.TemporaryDirectory(prefix="coach-bench-plot-") as scratch:
+        written = plot_runs(folders, Path(scratch), "env_steps", metric(name))
+        curves = [p for p in written if p.suffix == ".png" and p.stem != "final_performance"]
+        assert len(curves) == 1, f"{name}: expected one figure, got {curves}"
+        figure.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(curves[0], figure)
+
+
+def commit() -> str:
+    """The checked-out commit, with ``+`` when the worktree has changes."""
+    root = Path(__file__).resolve().parent.parent
+    try:
+        head = subprocess.run(
+            ["git", "rev-parse", "--short", "HEAD"], cwd=root, capture_output=True, text=True
+        ).stdout.strip()
+        dirty = subprocess.run(
+            ["git", "status", "--porcelain", "--untracked-files=no"],
+            cwd=root,
+            capture_output=True,
+            text=True,
+        ).stdout.strip()
+    except OSError:
+        return "unknown"
+    return head + ("+" if dirty else "") if head else "unknown"
+
+
+def entry(name: str, results: list[GoldenResult], runs: Path, seeds: list[int], jobs: int) -> dict:
+    """A preset's record in ``results.json``."""
+    preset = load_preset(name)
+    validation = preset.validation
+    assert validation is not None
+    rows: list[dict[str, Any]] = []
+    for r in sorted(results, key=lambda r: r.seed):
+        row = asdict(r)
+        row["total_seconds"] = total_seconds(runs / name / f"seed{r.seed}")
+        rows.append({k: v for k, v in row.items() if k not in ("preset", "threshold")})
+    return {
+        "threshold": validation.describe(),
+        "metric": metric(name),
+        "validation_seeds": list(validation.seeds),
+        "figure": f"figures/{name}.png",
+        "command": f"python -m benchmarks.learning_curves {name} --seeds "
+        + " ".join(map(str, seeds)),
+        "jobs": jobs,
+        "commit": commit(),
+        "date": datetime.now(UTC).strftime("%Y-%m-%d"),
+        "seeds": rows,
+    }
+
+
+def record(name: str, results: list[GoldenResult], args: argparse.Namespace) -> None:
+    """Draw a preset whose seeds have all finished and write its entry into results.json."""
+    if any(r.why.startswith("did not run") for r in results):
+        print(f"{name}: not drawn, a case did not run", flush=True)
+        return
+    folders = [args.runs / name / f"seed{r.seed}" for r in results]
+    draw(name, folders, args.docs / "figures" / f"{name}.png")
+    path = args.docs / RESULTS
+    recorded = json.loads(path.read_text()) if path.is_file() else {}
+    recorded[name] = entry(name, results, args.runs, args.seeds, args.jobs)
+    partial = path.with_suffix(".partial")
+    partial.write_text(json.dumps(dict(sorted(recorded.items())), indent=1) + "\n")
+    partial.replace(path)
+    print(f"{name}: {args.docs / 'figures' / f'{name}.png'}", flush=True)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("presets", nargs="*", help="presets to run (default: all with validation)")
+    parser.add_argument("--seeds", type=int, nargs="+", default=list(SEEDS))
+    parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="cases at once")
+    parser.add_argument("--runs", type=Path, default=Path("experiments/benchmarks"))
+    parser.add_argument("--docs", type=Path, default=Path("docs/benchmarks"))
+    args = parser.parse_args()
+    names = presets_with_validation(args.presets)
+    todo = [(name, seed) for name in names for seed in args.seeds]
+    started = time.perf_counter()
+    by_preset: dict[str, list[GoldenResult]] = {name: [] for name in names}
+    with ProcessPoolExecutor(args.jobs, mp_context=get_context("spawn")) as pool:
+        for dataset, recipe in missing_datasets(names).items():
+            error = pool.submit(make_dataset, recipe).result()
+            print(f"dataset {dataset}: {error or 'made by its recipe'}", flush=True)
+        futures = {
+            pool.submit(run_case, name, seed, None, "local", args.runs / name / f"seed{seed}"): (
+                name,
+                seed,
+            )
+            for name, seed in todo
+        }
+        for future in as_completed(futures):
+            try:
+                r = future.result()
+            except Exception as error:  # a case that cannot run fails alone, with its reason
+                r = unrunnable(*futures[future], error)
+            by_preset[r.preset].append(r)
+            at = f"{r.reached_at:,} env steps" if r.reached_at is not None else "never"
+            print(f"{r.preset} seed {r.seed}: threshold reached at {at}", flush=True)
+            if len(by_preset[r.preset]) == len(args.seeds):  # drawn as soon as it is whole
+                record(r.preset, by_preset[r.preset], args)
+    print(f"{len(todo)} cases, {time.perf_counter() - started:.0f} s with {args.jobs} jobs")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,146 @@
+"""A page per agent: what it is, its parameters, its presets and their benchmark figures."""
+
+from __future__ import annotations
+
+import dataclasses
+import importlib
+import inspect
+
+from benchmark_pages import anchor, seed_table
+from catalogue import Catalogue, PresetEntry, promise, table
+from parameter_tables import class_summary, field_doc, parameter_entry, parameters_table
+
+import coach
+from coach.filters import InputFilter, OutputFilter
+
+
+def short_name(params: type) -> str:
+    """``DQNAgentParameters`` -> ``DQN``: the agent's name, and its page's."""
+    return params.__name__.removesuffix("AgentParameters")
+
+
+def import_line(params: type) -> str:
+    if params.__name__ in coach.__all__:
+        return f"from coach import {params.__name__}"
+    return f"from {params.__module__} import {params.__name__}"
+
+
+def _module_doc(params: type) -> tuple[str, str]:
+    """The agent module's docstring: its first paragraph (the paper) and the rest."""
+    doc = inspect.getdoc(importlib.import_module(params.__module__)) or ""
+    first, _, rest = doc.partition("\n\n")
+    return " ".join(first.split()), rest.strip()
+
+
+def _component_sections(params: type) -> list[str]:
+    """A table for each component the agent's parameters hold by default (its algorithm,
+    exploration and memory), in the agent's field order."""
+    instance = params()
+    sections = []
+    for f in dataclasses.fields(params):
+        value = getattr(instance, f.name)
+        if not dataclasses.is_dataclass(value) or isinstance(value, type):
+            continue
+        if not dataclasses.fields(value) or isinstance(value, InputFilter | OutputFilter):
+            continue  # the filters have a page of their own
+        kind = type(value)
+        sections.append(
+            f"### `{f.name}`: `{kind.__name__}`\n\n{class_summary(kind)}\n\n"
+            f"Set in a preset as `agent.{f.name}.<parameter>`, or on the command line as "
+            f"`-cp agent.{f.name}.<parameter>=...`.\n\n{parameters_table(kind)}"
+        )
+    return sections
+
+
+def _presets_section(presets: list[PresetEntry]) -> str:
+    if not presets:
+        return "No shipped preset uses this agent yet.\n"
+    rows = [
+        [
+            f"[{p.name}](../reference/presets.md#{anchor(p.name)})",
+            p.environment,
+            promise(p.validation),
+            ", ".join(map(str, p.validation.seeds)) if p.validation else "",
+        ]
+        for p in presets
+    ]
+    return table(["preset", "environment", "promise", "validated on seeds"], rows)
+
+
+def _benchmarks_section(presets: list[PresetEntry], catalogue: Catalogue) -> str:
+    parts = []
+    for p in presets:
+        result = catalogue.results.get(p.name)
+        if result is None:
+            continue
+        parts.append(
+            f"### {p.name}\n\n![{p.name}: evaluation {result['metric'].replace('_', ' ')} over "
+            f"{len(result['seeds'])} seeds](../benchmarks/{result['figure']})\n\n"
+            f"{seed_table(result)}\n"
+            f"Reproduce: `{result['command']}`. Every preset's benchmark: "
+            f"[Benchmarks](../benchmarks/index.md#{anchor(p.name)}).\n"
+        )
+    if not parts:
+        return "None of this agent's presets has been benchmarked yet.\n"
+    return "\n".join(parts)
+
+
+def agent_page(params: type, catalogue: Catalogue) -> str:
+    name = short_name(params)
+    paper, about = _module_doc(params)
+    presets = catalogue.presets_of(params)
+    defaults = params()
+    agent_fields = "\n".join(
+        parameter_entry(f.name, None, getattr(defaults, f.name), field_doc(params, f.name))
+        for f in dataclasses.fields(params)
+    )
+    return "\n".join(
+        [
+            f"# {name}\n",
+            f"*{paper}*\n",
+            f"{about}\n" if about else "",
+            "```python",
+            import_line(params),
+            "```\n",
+            "## Parameters\n",
+            f"{class_summary(params)} Its components, as a preset finds them on "
+            f"`{params.__name__}()`:\n",
+            agent_fields,
+            *_component_sections(params),
+            "Observations, rewards and actions pass through the agent's `input_filter` and "
+            "`output_filter`: see [Filters](../filters.md).\n",
+            "## Presets\n",
+            _presets_section(presets),
+            "## Benchmarks\n",
+            _benchmarks_section(presets, catalogue),
+        ]
+    )
+
+
+def index_page(catalogue: Catalogue) -> str:
+    rows = []
+    for params in catalogue.agents:
+        paper, _ = _module_doc(params)
+        presets = catalogue.presets_of(params)
+        rows.append(
+            [
+                f"[{short_name(params)}]({short_name(params)}.md)",
+                paper,
+                ", ".join(p.name for p in presets) or "-",
+            ]
+        )
+    toctree = "\n".join(short_name(p) for p in catalogue.agents)
+    return (
+        "# Agents\n\n"
+        "Every agent Coach ships, each with its paper, its parameters (from the parameter "
+        "classes' own docstrings), the presets that use it and their benchmark figures.\n\n"
+        + table(["agent", "what it is", "presets"], rows)
+        + f"\n```{{toctree}}\n:hidden:\n\n{toctree}\n```\n"
+    )
+
+
+def pages(catalogue: Catalogue) -> dict[str, str]:
+    out = {"agents/index.md": index_page(catalogue)}
+    for params in catalogue.agents:
+        out[f"agents/{short_name(params)}.md"] = agent_page(params, catalogue)
+    return out

@@ -1,0 +1,150 @@
+"""The benchmark pages, from what ``make benchmarks-docs`` committed: ``results.json`` with
+its figures (`benchmarks.learning_curves`) and the throughput tables of ``make bench``
+(``throughput/*.txt``, `benchmarks.throughput_tables`)."""
+
+from __future__ import annotations
+
+import math
+import statistics
+from pathlib import Path
+from typing import Any
+
+from catalogue import Catalogue, promise, table
+
+
+def anchor(heading: str) -> str:
+    """The anchor MyST gives a heading made of a preset's name."""
+    return heading.lower()
+
+
+def _figure(value: float | None, digits: int = 1) -> str:
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return "-"
+    return f"{value:,.{digits}f}"
+
+
+def _seconds(value: float | None) -> str:
+    return "-" if value is None else f"{value:,.0f} s"
+
+
+def seed_table(result: dict[str, Any]) -> str:
+    """The per-seed figures of a preset's benchmark."""
+    rows = [
+        [
+            str(s["seed"]),
+            f"{s['reached_at']:,}" if s["reached_at"] is not None else "never",
+            _seconds(s["seconds"]),
+            _figure(s["best"], 2),
+            _figure(s["best_checkpoint"], 2),
+            _figure(s["final"], 2),
+            _seconds(s.get("total_seconds")),
+            "pass" if s["passed"] else f"fail: {s['why']}",
+        ]
+        for s in result["seeds"]
+    ]
+    return table(
+        [
+            "seed",
+            "threshold reached at (env steps)",
+            "wall time to it",
+            "best evaluation",
+            "best.pt, 20 episodes",
+            "final agent, 20 episodes",
+            "run's wall time",
+            "validation",
+        ],
+        rows,
+    )
+
+
+def _mean(values: list[float]) -> str:
+    return f"{statistics.fmean(values):,.0f}" if values else "-"
+
+
+def results_page(catalogue: Catalogue) -> str:
+    """Every benchmarked preset: a summary table, then its figure and figures per seed."""
+    entries = {p.name: p for p in catalogue.presets}
+    names = [n for n in catalogue.results if n in entries]
+    summary = []
+    sections = []
+    for name in names:
+        result = catalogue.results[name]
+        seeds = result["seeds"]
+        reached = [s for s in seeds if s["reached_at"] is not None]
+        summary.append(
+            [
+                f"[{name}](#{anchor(name)})",
+                promise(entries[name].validation),
+                f"{sum(s['passed'] for s in seeds)}/{len(seeds)}",
+                _mean([s["reached_at"] for s in reached]),
+                _mean([s["seconds"] for s in reached]) + (" s" if reached else ""),
+            ]
+        )
+        agents = ", ".join(
+            f"[{a.__name__.removesuffix('AgentParameters')}]"
+            f"(../agents/{a.__name__.removesuffix('AgentParameters')}.md)"
+            for a in entries[name].agents
+            if a in catalogue.agents
+        )
+        sections.append(
+            f"### {name}\n\n{entries[name].summary}\n\n"
+            f"Agent: {agents or '-'}. Environment: {entries[name].environment}. "
+            f"Promise: {promise(entries[name].validation)}.\n\n"
+            f"![{name}]({result['figure']})\n\n{seed_table(result)}\n"
+            f"Run at commit `{result['commit']}` on {result['date']}, {result['jobs']} cases "
+            f"at once on a 2-core machine (wall times include that sharing). Reproduce:\n\n"
+            f"```bash\n{result['command']}\n```\n"
+        )
+    missing = [p.name for p in catalogue.presets if p.validation and p.name not in names]
+    return "\n".join(
+        [
+            "# Benchmarks\n",
+            "Each shipped preset with a validation, trained as `make golden` trains it "
+            "(within its validation's budgets) on several seeds, drawn by `coach plot`: the "
+            "mean evaluation curve, its 95% bootstrap band and the validation's threshold "
+            "(dashed). The tables give, per seed, the env steps and the wall time at the first "
+            "evaluation that reached the threshold, the best evaluation, the kept `best.pt` "
+            "and the final agent, each on 20 fresh episodes. `make benchmarks-docs` writes "
+            "the figures and `results.json` this page is built from "
+            "([how](#how-these-figures-are-made)).\n",
+            "## Summary\n",
+            table(
+                ["preset", "promise", "seeds passing", "mean env steps to it", "mean wall time"],
+                summary,
+            ),
+            "## Presets\n",
+            *sections,
+            "## How these figures are made\n",
+            "```bash\nmake benchmarks-docs    # every preset with a validation, seeds 0, 1, 2\n"
+            "python -m benchmarks.learning_curves CartPole_DQN CartPole_PPO --seeds 0 1 2 "
+            "--jobs 2\n```\n",
+            "Runs are kept in `experiments/benchmarks/PRESET/seedN` (`--runs`): a finished "
+            "case is read back, an interrupted one resumes from its checkpoint. Throughput "
+            "figures are on [their own page](throughput.md).\n",
+            "Not benchmarked yet: " + (", ".join(missing) if missing else "none") + ".\n",
+        ]
+    )
+
+
+def throughput_page(folder: Path) -> str:
+    """The tables ``make bench`` printed, as committed by ``make benchmarks-docs``."""
+    parts = [
+        "# Throughput\n",
+        "What `make bench` printed on the 2-core machine the benchmarks ran on, one "
+        "benchmark module after another. Each table ends with the command that reproduces "
+        "it.\n",
+    ]
+    tables = sorted((folder / "throughput").glob("*.txt"))
+    for path in tables:
+        parts.append(f"## {path.stem}\n\n```text\n{path.read_text().rstrip()}\n```\n")
+    if not tables:
+        parts.append("No throughput tables are committed yet: run `make benchmarks-docs`.\n")
+    return "\n".join(parts)
+
+
+def pages(catalogue: Catalogue, folder: Path) -> dict[str, str]:
+    return {
+        "benchmarks/index.md": results_page(catalogue)
+        + "\n```{toctree}\n:hidden:\n\nthroughput\n```\n",
+        "benchmarks/throughput.md": throughput_page(folder),
+    }
