@@ -1,6 +1,7 @@
 """Every throughput benchmark, one after another: what ``make bench`` prints.
 
-    make bench              (or: python -m benchmarks.tables [MODULE ...] [--save DIR])
+    make bench              (or: python -m benchmarks.tables [MODULE ...] [--save DIR]
+                                       [--short])
 
 Each module runs in a process of its own (``python -m benchmarks.MODULE``) on a machine that
 should be doing nothing else; its tables stream to the terminal as it prints them. With
@@ -38,10 +39,11 @@ MODULES = (
 """The benchmark modules of ``make bench``, in the order they run."""
 
 
-def run(module: str) -> tuple[int, str]:
-    """Run ``benchmarks.MODULE``, echoing its output; its exit status and output."""
+def run(module: str, arguments: list[str]) -> tuple[int, str]:
+    """Run ``benchmarks.MODULE`` with ``arguments``, echoing its output; its exit status and
+    output."""
     process = subprocess.Popen(
-        [sys.executable, "-m", f"benchmarks.{module}"],
+        [sys.executable, "-m", f"benchmarks.{module}", *arguments],
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         text=True,
@@ -58,6 +60,9 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("modules", nargs="*", help=f"some of: {', '.join(MODULES)} (all)")
     parser.add_argument("--save", type=Path, metavar="DIR", help="also write DIR/MODULE.txt")
+    parser.add_argument(
+        "--short", action="store_true", help="tiny budgets, each module's own --short (a check)"
+    )
     args = parser.parse_args()
     unknown = [m for m in args.modules if m not in MODULES]
     if unknown:
@@ -66,7 +71,7 @@ def main() -> int:
     for module in args.modules or MODULES:
         started = time.perf_counter()
         print(f"== benchmarks.{module}", flush=True)
-        status, output = run(module)
+        status, output = run(module, ["--short"] if args.short else [])
         seconds = time.perf_counter() - started
         print(f"== benchmarks.{module}: {seconds:.0f} s, exit status {status}\n", flush=True)
         if status:

@@ -294,8 +294,14 @@ BENCHMARKS: dict[str, tuple[list[str], list[str]]] = {
 
 
 def test_every_benchmark_of_make_bench_is_tested() -> None:
+    from benchmarks.tables import MODULES
+
     makefile = (ROOT / "Makefile").read_text()
-    assert re.findall(r"python -m benchmarks\.(\w+)", makefile) == list(BENCHMARKS)
+    bench = makefile[
+        makefile.index("\nbench:") : makefile.index("\n\n", makefile.index("\nbench:"))
+    ]
+    assert re.findall(r"python -m benchmarks\.(\w+)", bench) == ["tables"]
+    assert list(MODULES) == list(BENCHMARKS)
 
 
 def _run(name: str, minari: Path) -> subprocess.CompletedProcess[str]:
@@ -340,3 +346,24 @@ def test_a_benchmark_prints_its_table_in_short_mode(
     command = f"python -m benchmarks.{name} "
     assert any(command in line and "--short" in line for line in result.stdout.splitlines())
     assert not minari.exists()
+
+
+def test_make_bench_runs_each_module_and_saves_its_table(tmp_path: Path) -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "benchmarks.tables", "throughput", "--short", "--save", tmp_path],
+        cwd=ROOT,
+        env=ENV,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert done.returncode == 0, done.stderr
+    saved = (tmp_path / "throughput.txt").read_text()
+    assert saved in done.stdout and re.search(BENCHMARKS["throughput"][1][0], saved)
+    refused = subprocess.run(
+        [sys.executable, "-m", "benchmarks.tables", "nope"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+    )
+    assert refused.returncode == 2 and "no benchmark module nope" in refused.stderr
