@@ -91,10 +91,17 @@ def plot_runs(paths: list[Path], output: Path, x_axis: str, metric: str) -> list
         shared = {lines[name] for name in presets}
         line = shared.pop() if len(shared) == 1 else None
         floors = {thresholds[name] for name in presets}
+        batch = all(
+            any(key.startswith("batch.") for key in run.parameters)
+            for runs in presets.values()
+            for run in runs
+        )
+        # A batch run counts gradient steps where a run that acts counts env steps.
+        x_label = "gradient steps" if batch and x_axis == "env_steps" else x_axis.replace("_", " ")
         figure = curve_figure(
             curves,
             environment,
-            x_label=x_axis.replace("_", " "),
+            x_label=x_label,
             y_label=f"evaluation {metric.replace('_', ' ')}",
             threshold=line,
             threshold_label="threshold" if floors == {line} else "ceiling",

@@ -101,3 +101,13 @@ def test_the_cli_reference_is_read_from_the_command(site: Path) -> None:
         assert option in text
     headings = re.findall(r"<h[23][^>]*>([a-z]+)", text)
     assert headings[:1] == ["coach"] and {"plot", "tune", "export"} <= set(headings)
+
+
+def test_the_readme_links_resolve() -> None:
+    """The README links into docs/ as files (they read on a code host, too)."""
+    readme = (ROOT / "README.md").read_text()
+    links = re.findall(r"\]\(([^)#]+)(?:#[^)]*)?\)", readme)
+    local = [link for link in links if not urlsplit(link).scheme]
+    assert len(local) >= 10
+    missing = [link for link in local if not (ROOT / link).exists()]
+    assert not missing, missing

@@ -41,3 +41,30 @@ def test_settings_of_one_preset_are_curves_labelled_by_what_differs() -> None:
     curves = settings(runs)
     assert sorted(curves) == ["A (lr=0.0003)", "A (lr=0.001)"]
     assert [r.seed for r in curves["A (lr=0.001)"]] == [0, 1]
+
+
+def _folder(root: Path, seed: int, parameters: dict[str, object]) -> Path:
+    """A run folder as coach writes one: params.yaml and progress.csv's evaluation rows."""
+    import yaml
+
+    folder = root / f"seed_{seed}"
+    folder.mkdir(parents=True)
+    document = {"preset": "CartPole_DQN", "seed": seed, "parameters": parameters}
+    (folder / "params.yaml").write_text(yaml.safe_dump(document))
+    rows = ["wall_time,phase,agent,env_steps,reward,success_rate"]
+    rows += [f"{i},evaluate,graph,{100 * i},{10.0 * i + seed}," for i in range(1, 5)]
+    (folder / "progress.csv").write_text("\n".join(rows) + "\n")
+    return folder
+
+
+def test_a_figure_of_batch_runs_counts_gradient_steps(tmp_path: Path) -> None:
+    from coach.cli_plot import plot_runs
+
+    acting = {"environment.level": "CartPole-v1"}
+    batch = {**acting, "batch.dataset": "cartpole/ppo-half-v0"}
+    for name, parameters in (("acting", acting), ("batch", batch)):
+        runs = [_folder(tmp_path / name, seed, parameters) for seed in (0, 1)]
+        written = plot_runs(runs, tmp_path / f"plots_{name}", "env_steps", "reward")
+        svg = next(p for p in written if p.name == "CartPole-v1.svg").read_text()
+        label = "gradient steps" if name == "batch" else "env steps"
+        assert label in svg and "threshold" in svg  # CartPole_DQN's 475, found by name
