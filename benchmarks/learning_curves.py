@@ -30,7 +30,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from concurrent.futures import ProcessPoolExecutor, as_completed
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import asdict
 from datetime import UTC, datetime
 from multiprocessing import get_context
@@ -39,8 +39,8 @@ from typing import Any
 
 from coach.experiment import write_params
 from coach.presets import list_presets, load_preset
-from tests.learning.golden import make_dataset, missing_datasets
-from tests.learning.golden_case import MARKS, GoldenResult, run_case, unrunnable
+from tests.learning.golden import finished, make_dataset, missing_datasets
+from tests.learning.golden_case import MARKS, GoldenResult
 
 SEEDS = (0, 1, 2)
 RESULTS = "results.json"
@@ -157,18 +157,7 @@ def main() -> int:
         for dataset, recipe in missing_datasets(names).items():
             error = pool.submit(make_dataset, recipe).result()
             print(f"dataset {dataset}: {error or 'made by its recipe'}", flush=True)
-        futures = {
-            pool.submit(run_case, name, seed, None, "local", args.runs / name / f"seed{seed}"): (
-                name,
-                seed,
-            )
-            for name, seed in todo
-        }
-        for future in as_completed(futures):
-            try:
-                r = future.result()
-            except Exception as error:  # a case that cannot run fails alone, with its reason
-                r = unrunnable(*futures[future], error)
+        for r in finished(pool, todo, args.runs):
             by_preset[r.preset].append(r)
             at = f"{r.reached_at:,} env steps" if r.reached_at is not None else "never"
             print(f"{r.preset} seed {r.seed}: threshold reached at {at}", flush=True)

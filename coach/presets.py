@@ -114,6 +114,15 @@ class PresetValidation:
             self.max_reward is not None and mean_reward > self.max_reward
         )
 
+    def describe_budget(self) -> str:
+        """The budgets it declares, in words ("50,000 env steps and 300 episodes")."""
+        budgets = [
+            (self.max_env_steps, "env steps"),
+            (self.max_episodes, "episodes"),
+            (self.max_epochs, "epochs"),
+        ]
+        return " and ".join(f"{n:,} {unit}" for n, unit in budgets if n is not None)
+
     def describe(self) -> str:
         """The promise in a few characters, for tables."""
         parts = []

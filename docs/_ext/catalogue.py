@@ -109,23 +109,11 @@ def preset_entries() -> list[PresetEntry]:
     return entries
 
 
-def budget(validation: PresetValidation) -> str:
-    """The budgets a validation declares, in words."""
-    parts = []
-    if validation.max_env_steps is not None:
-        parts.append(f"{validation.max_env_steps:,} env steps")
-    if validation.max_episodes is not None:
-        parts.append(f"{validation.max_episodes:,} episodes")
-    if validation.max_epochs is not None:
-        parts.append(f"{validation.max_epochs:,} epochs")
-    return " and ".join(parts)
-
-
 def promise(validation: PresetValidation | None) -> str:
     """A validation's promise for a table: the threshold and its budget."""
     if validation is None:
         return ""
-    return f"{validation.describe()} within {budget(validation)}"
+    return f"{validation.describe()} within {validation.describe_budget()}"
 
 
 def cell(text: str) -> str:

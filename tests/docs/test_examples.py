@@ -6,6 +6,8 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import yaml
@@ -18,6 +20,7 @@ from coach import (
     GymEnvironmentParameters,
     ScheduleParameters,
 )
+from coach.graph_managers.graph_manager import GraphManager
 from coach.graph_managers.parameters import RunContext
 from coach.presets import load_preset
 from tests.docs.blocks import every_block
@@ -79,37 +82,35 @@ def test_the_filter_example_runs_dqn_on_a_continuous_environment(tmp_path: Path)
         graph.close()
 
 
-def test_the_recurrent_example_trains_a_gru_on_cartpole_without_velocities(tmp_path: Path) -> None:
-    path = tmp_path / "CartPoleNoVel_GRU.py"
-    path.write_text(
-        _block("python", "from coach import (\n    BasicRLGraphManager,\n    ClippedPPO")
-    )
-    preset = load_preset(str(path))
-    graph = preset.graph_manager
-    roots = graph.parameters()
-    assert roots["agent"].network_wrappers["actor"].middleware.recurrent.cell == "gru"
-    graph.create_graph(RunContext(seed=0, experiment_dir=tmp_path, quiet=True))
+@contextmanager
+def _built(start: str, name: str, directory: Path) -> Iterator[GraphManager]:
+    """The preset example that starts with ``start``, saved as ``name``, loaded and built."""
+    path = directory / name
+    path.write_text(_block("python", start))
+    graph = load_preset(str(path)).graph_manager
+    graph.create_graph(RunContext(seed=0, experiment_dir=directory, quiet=True))
     try:
-        graph.train_and_act(EnvironmentSteps(1024))  # two blocks of 64 x 8
-        agent = graph.top_level.agent
-        assert agent.observation_space["observation"].shape == (2,)
-        assert agent.training_rounds == 2 and set(agent.policy.hidden.states) == {"actor", "critic"}
+        yield graph
     finally:
         graph.close()
 
 
+def test_the_recurrent_example_trains_a_gru_on_cartpole_without_velocities(tmp_path: Path) -> None:
+    start = "from coach import (\n    BasicRLGraphManager,\n    ClippedPPO"
+    with _built(start, "CartPoleNoVel_GRU.py", tmp_path) as graph:
+        roots = graph.parameters()
+        assert roots["agent"].network_wrappers["actor"].middleware.recurrent.cell == "gru"
+        graph.train_and_act(EnvironmentSteps(1024))  # two blocks of 64 x 8
+        agent = graph.top_level.agent
+        assert agent.observation_space["observation"].shape == (2,)
+        assert agent.training_rounds == 2 and set(agent.policy.hidden.states) == {"actor", "critic"}
+
+
 def test_the_multi_agent_example_puts_dqn_and_clipped_ppo_on_simple_tag(tmp_path: Path) -> None:
-    path = tmp_path / "SimpleTag_Mixed.py"
-    path.write_text(
-        _block("python", "from coach import (\n    ClippedPPOAgentParameters,\n    DQN")
-    )
-    graph = load_preset(str(path)).graph_manager
-    graph.create_graph(RunContext(seed=0, experiment_dir=tmp_path, quiet=True))
-    try:
+    start = "from coach import (\n    ClippedPPOAgentParameters,\n    DQN"
+    with _built(start, "SimpleTag_Mixed.py", tmp_path) as graph:
         graph.heatup(EnvironmentSteps(1000))
         graph.train_and_act(EnvironmentSteps(2000))
         agents = graph.top_level.agents
         assert agents["predators"].num_envs == 12 and agents["prey"].num_envs == 4
         assert agents["predators"].training_steps > 0 and agents["prey"].training_steps > 0
-    finally:
-        graph.close()

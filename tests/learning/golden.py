@@ -37,7 +37,8 @@ import subprocess
 import sys
 import tempfile
 import time
-from concurrent.futures import ProcessPoolExecutor, as_completed
+from collections.abc import Iterator
+from concurrent.futures import Executor, ProcessPoolExecutor, as_completed
 from multiprocessing import get_context
 from pathlib import Path
 
@@ -114,6 +115,36 @@ def table(results: list[GoldenResult]) -> list[str]:
     return lines
 
 
+def finished(
+    pool: Executor,
+    todo: list[tuple[str, int]],
+    runs: Path | None,
+    workers: int | None = None,
+    backend: str = "local",
+    checkpoint_seconds: float = CHECKPOINT_SECONDS,
+) -> Iterator[GoldenResult]:
+    """Run the (preset, seed) cases in ``pool`` (each kept in ``runs/PRESET/seedN`` when
+    ``runs`` is given) and yield each result as its case ends; a case that raises fails alone,
+    with its reason."""
+    futures = {
+        pool.submit(
+            run_case,
+            name,
+            seed,
+            workers,
+            backend,
+            runs / Path(name).stem / f"seed{seed}" if runs else None,
+            checkpoint_seconds,
+        ): (name, seed)
+        for name, seed in todo
+    }
+    for future in as_completed(futures):
+        try:
+            yield future.result()
+        except Exception as error:
+            yield unrunnable(*futures[future], error)
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("presets", nargs="*", help="presets to run (default: all with validation)")
@@ -148,23 +179,9 @@ def main() -> int:
             error = future.result()
             outcome = f"could not be made: {error}" if error else "made by its recipe"
             print(f"dataset {made[future]}: {outcome}", flush=True)
-        futures = {
-            pool.submit(
-                run_case,
-                name,
-                seed,
-                args.num_workers,
-                args.backend,
-                args.runs / Path(name).stem / f"seed{seed}" if args.runs else None,
-                args.checkpoint_seconds,
-            ): (name, seed)
-            for name, seed in todo
-        }
-        for future in as_completed(futures):
-            try:
-                r = future.result()
-            except Exception as error:  # a case that cannot run fails alone, with its reason
-                r = unrunnable(*futures[future], error)
+        for r in finished(
+            pool, todo, args.runs, args.num_workers, args.backend, args.checkpoint_seconds
+        ):
             results.append(r)
             state = "pass" if r.passed else f"FAIL ({r.why})"
             reached = (
