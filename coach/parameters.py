@@ -178,7 +178,11 @@ def _coerce(value: Any, annotation: Any, path: str) -> Any:
         except CoachError as error:
             if _accepts_text(annotation):
                 return value  # a plain word is the string it is
-            raise CoachError(f"{path} takes {_type_name(annotation)}, not {value!r}") from error
+            # Why it did not parse, without the value the message has quoted already.
+            reason = str(error).removeprefix(f"{value!r}: ")
+            raise CoachError(
+                f"{path} takes {_type_name(annotation)}, not {value!r}: {reason}"
+            ) from error
         if _accepts_text(annotation) and not _matches(parsed, annotation):
             return value  # text that parses as something else (True, 3) stays text
         value = parsed

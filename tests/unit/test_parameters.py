@@ -538,3 +538,22 @@ def test_a_network_becomes_recurrent_by_an_override_and_its_record_replays() -> 
     with pytest.raises(CoachError, match=r"recurrent\.size must be"):
         set_parameter(base, "agent.network_wrappers.main.middleware.recurrent.size", "0")
         parameters.validate_parameters(base)
+
+
+def test_a_value_that_does_not_parse_is_refused_with_the_reason() -> None:
+    from coach import DQNAgentParameters
+    from coach.parameters import set_parameter
+
+    roots = {"agent": DQNAgentParameters()}
+    for value, reason in (
+        ("LinearSchedule(1.0, 0.05, 1e4)", "decay_steps must be a whole number, got 10000.0"),
+        ("LinearSchedule(1.0, 0.05)", "missing 1 required positional argument: 'decay_steps'"),
+        ("Foo(3)", "Foo(...) is not allowed in a value"),
+    ):
+        with pytest.raises(CoachError) as error:
+            set_parameter(roots, "agent.exploration.epsilon_schedule", value)
+        message = str(error.value)
+        assert message.startswith(
+            f"agent.exploration.epsilon_schedule takes Schedule, not {value!r}"
+        )
+        assert reason in message
