@@ -63,6 +63,13 @@ class AtariEnvironmentParameters(GymEnvironmentParameters):
         check.number("repeat_action_probability", self.repeat_action_probability, 0, 1)
         check.one_of("obs_type", self.obs_type, ("grayscale", "rgb"))
         check.whole("max_episode_frames", self.max_episode_frames, 1)
+        if self.max_episode_steps is not None:  # inherited, but an Atari game counts frames
+            raise check.InvalidParameter(
+                "max_episode_steps",
+                "does not apply to Atari: an episode ends after max_episode_frames emulator "
+                "frames (frame skip included); leave it None",
+                self.max_episode_steps,
+            )
 
     def make_env(self) -> gym.Env:
         if self.obs_type not in ("grayscale", "rgb"):

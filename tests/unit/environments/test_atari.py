@@ -131,3 +131,12 @@ def test_a_batch_of_games_saves_and_restores_its_episodes() -> None:
 def test_wrong_settings_are_refused(changes: dict[str, object], message: str) -> None:
     with pytest.raises(CoachError, match=message):
         AtariEnvironmentParameters(**changes).make_env()  # type: ignore[arg-type]
+
+
+def test_max_episode_steps_is_refused_where_an_atari_game_counts_frames() -> None:
+    from coach.environments.atari import AtariEnvironmentParameters
+    from coach.validation import InvalidParameter
+
+    params = AtariEnvironmentParameters(level="pong", max_episode_steps=1000)
+    with pytest.raises(InvalidParameter, match="max_episode_frames"):
+        params.validate()
