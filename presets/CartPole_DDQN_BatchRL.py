@@ -14,5 +14,5 @@ _batch.q_learning(agent)
 
 graph_manager = _cartpole_batch.graph(agent, 40)
 
-validation = PresetValidation(max_reward=100, max_epochs=40, seeds=(0,))
+validation = PresetValidation(max_reward=100, max_epochs=40, seeds=(0, 1, 2))
 """The baseline: on this data plain DDQN stays far below what BCQ reaches (475)."""

@@ -18,4 +18,4 @@ agent.network_wrappers["main"] = _cartpole.network(
 
 graph_manager = BasicRLGraphManager(agent, _cartpole.environment(), _cartpole.schedule())
 
-validation = PresetValidation(min_reward=475, max_env_steps=100_000, seeds=(0,))
+validation = PresetValidation(min_reward=475, max_env_steps=100_000, seeds=(0, 1, 2))
