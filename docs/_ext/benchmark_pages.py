@@ -91,8 +91,9 @@ def results_page(catalogue: Catalogue) -> str:
             f"Agent: {agents or '-'}. Environment: {entries[name].environment}. "
             f"Promise: {promise(entries[name].validation)}.\n\n"
             f"![{name}]({result['figure']})\n\n{seed_table(result)}\n"
-            f"Run at commit `{result['commit']}` on {result['date']}, {result['jobs']} cases "
-            f"at once on a 2-core machine (wall times include that sharing). Reproduce:\n\n"
+            f"Recorded at commit `{result['commit']}` on {result['date']}, on a 2-core "
+            f"machine that trained other cases at the same time (wall times include that "
+            f"sharing: compare env steps across presets, not seconds). Reproduce:\n\n"
             f"```bash\n{result['command']}\n```\n"
         )
     missing = [p.name for p in catalogue.presets if p.validation and p.name not in names]

@@ -3,6 +3,7 @@ documents every public name, every preset and every agent with a figure of a rea
 
 from __future__ import annotations
 
+import json
 import re
 import subprocess
 from html.parser import HTMLParser
@@ -111,3 +112,26 @@ def test_the_readme_links_resolve() -> None:
     assert len(local) >= 10
     missing = [link for link in local if not (ROOT / link).exists()]
     assert not missing, missing
+
+
+def test_every_agent_page_shows_its_parameters_and_a_multi_seed_benchmark_figure(
+    site: Path,
+) -> None:
+    results = json.loads((ROOT / "docs" / "benchmarks" / "results.json").read_text())
+    figures = {
+        f"figures/{name}.png": len(entry["seeds"])
+        for name, entry in results.items()
+        if (ROOT / "docs" / "benchmarks" / entry["figure"]).is_file()
+    }
+    pages = sorted(p for p in (site / "agents").glob("*.html") if p.name != "index.html")
+    assert len(pages) >= 27
+    lacking = []
+    for page in pages:
+        text = page.read_text()
+        if "<dl" not in text or "default" not in text:
+            lacking.append(f"{page.stem}: no parameters")
+        shown = re.findall(r'<img[^>]*src="[^"]*/_images/([^"/]+\.png)"', text)
+        seeds = [figures.get(f"figures/{name}", 0) for name in shown]
+        if not any(n >= 2 for n in seeds):
+            lacking.append(f"{page.stem}: no benchmark figure of several seeds")
+    assert not lacking, "\n".join(lacking)
