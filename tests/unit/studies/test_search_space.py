@@ -149,7 +149,11 @@ def test_a_malformed_space_is_refused_in_one_line(text: str, message: str) -> No
         ),
         (
             f"{TARGET}: {{categorical: ['EnvironmentSteps(100)', 'Steps(3)']}}",
-            "not 'Steps(3)' (one of its choices)",
+            "not 'Steps(3)': Steps(...) is not allowed in a value",
+        ),
+        (
+            f"{TARGET}: {{categorical: ['EnvironmentSteps(100)', 'Steps(3)']}}",
+            "(one of its choices)",
         ),
     ],
 )
