@@ -14,7 +14,7 @@ from its checkpoint. Then, for every preset whose seeds have all finished, it wr
   validation's threshold (`coach.cli_plot.plot_runs`, what ``coach plot`` draws);
 - its entry in ``results.json``: per seed, the env steps and wall time to the threshold, the
   best evaluation, ``best.pt`` and the final agent on 20 fresh episodes; the command that
-  reproduces it, the commit, the date and how many cases shared the machine.
+  reproduces it, the commit and the date it was recorded at.
 
 The documentation's benchmark pages are built from these two, so the site shows real runs
 without running anything. Presets that were not run keep their earlier entries.
@@ -101,7 +101,7 @@ def commit() -> str:
     return head + ("+" if dirty else "") if head else "unknown"
 
 
-def entry(name: str, results: list[GoldenResult], runs: Path, seeds: list[int], jobs: int) -> dict:
+def entry(name: str, results: list[GoldenResult], runs: Path, seeds: list[int]) -> dict:
     """A preset's record in ``results.json``."""
     preset = load_preset(name)
     validation = preset.validation
@@ -118,7 +118,6 @@ def entry(name: str, results: list[GoldenResult], runs: Path, seeds: list[int], 
         "figure": f"figures/{name}.png",
         "command": f"python -m benchmarks.learning_curves {name} --seeds "
         + " ".join(map(str, seeds)),
-        "jobs": jobs,
         "commit": commit(),
         "date": datetime.now(UTC).strftime("%Y-%m-%d"),
         "seeds": rows,
@@ -134,7 +133,7 @@ def record(name: str, results: list[GoldenResult], args: argparse.Namespace) -> 
     draw(name, folders, args.docs / "figures" / f"{name}.png")
     path = args.docs / RESULTS
     recorded = json.loads(path.read_text()) if path.is_file() else {}
-    recorded[name] = entry(name, results, args.runs, args.seeds, args.jobs)
+    recorded[name] = entry(name, results, args.runs, args.seeds)
     partial = path.with_suffix(".partial")
     partial.write_text(json.dumps(dict(sorted(recorded.items())), indent=1) + "\n")
     partial.replace(path)
