@@ -132,7 +132,7 @@ def _runtime(backend: str, graphs: int) -> Iterator[None]:
 
 
 Row = tuple[str, int | None]
-"""A row of the table: its backend ("-" for one process, "bare" for `_Bare`) and workers."""
+"""A row of the table: its backend ("none" for one process, "bare" for `_Bare`) and workers."""
 
 
 def _measure(
@@ -171,14 +171,15 @@ def main() -> None:
         workers, warmup, args.rounds, args.seconds = (1, 2), 100, 1, 0.05
     print(
         f"{args.level}, one env copy per worker; {args.rounds} rounds of ~{args.seconds:g} s "
-        f"slices, the runs of a backend measured in turns\n"
+        f"slices, the runs of a backend measured in turns; backend none is the graph stepping "
+        f"its own env copy, bare as many plain gymnasium processes without Coach\n"
     )
     print(f"{'backend':<8} {'workers':>7} {'random steps/s':>15} {'x n=1':>6} {'worst':>6} "
           f"{'policy steps/s':>15} {'x n=1':>6} {'worst':>6}")  # fmt: skip
     for backend in ["bare", *args.backends]:
         rows: list[Row] = [(backend, n) for n in workers]
         if backend == "local":
-            rows.insert(0, ("-", None))
+            rows.insert(0, ("none", None))
         with _runtime(backend, sum(workers)):
             graphs: dict[Row, GraphManager | _Bare] = {}
             try:

@@ -41,11 +41,11 @@ MODULES = (
 
 def run(module: str, arguments: list[str]) -> tuple[int, str]:
     """Run ``benchmarks.MODULE`` with ``arguments``, echoing its output; its exit status and
-    output."""
+    standard output (its tables; what libraries warn of goes to standard error, shown, not
+    saved)."""
     process = subprocess.Popen(
         [sys.executable, "-m", f"benchmarks.{module}", *arguments],
         stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
         text=True,
     )
     assert process.stdout is not None

@@ -1,7 +1,12 @@
-"""Test-suite wide settings: tests that start or join a Ray runtime (and the CLI fuzz, which
-may name one) run one after another in a single worker when the suite runs in parallel
-(``make test`` runs ``pytest -n 2 --dist loadgroup``), since Ray runtimes on one machine share
-ports and ``--ray-address auto`` finds whichever is up."""
+"""Test-suite wide settings for the parallel suite (``make test`` runs ``pytest -n auto --dist
+loadgroup``):
+
+- tests that start or join a Ray runtime (and the CLI fuzz, which may name one) run one after
+  another in a single worker, since Ray runtimes on one machine share ports and
+  ``--ray-address auto`` finds whichever is up;
+- tests that share a module- or session-scoped fixture of the suite's own (a run made once and
+  read by several tests) run in one worker, so that the fixture is made once, not once per
+  worker that takes one of them."""
 
 from __future__ import annotations
 
@@ -17,10 +22,29 @@ def _in_ray_group(item: pytest.Item) -> bool:
     return bool(_RAY.search(nodeid)) or "fuzz" in nodeid
 
 
+def _shared_fixture(item: pytest.Item) -> str | None:
+    """The first module- or session-scoped fixture of the suite's own that ``item`` uses."""
+    info = getattr(item, "_fixtureinfo", None)
+    if info is None:
+        return None
+    for name in sorted(info.name2fixturedefs):
+        for definition in info.name2fixturedefs[name]:
+            own = getattr(definition.func, "__module__", "").startswith("tests.")
+            if own and definition.scope in ("module", "session"):
+                return f"{definition.baseid or 'tests'}::{name}"
+    return None
+
+
+# First: pytest-xdist's own hook reads the marks to put each test in its group.
+@pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
         if _in_ray_group(item):
             item.add_marker(pytest.mark.xdist_group("ray"))
+        elif item.get_closest_marker("xdist_group") is None:
+            shared = _shared_fixture(item)
+            if shared is not None:
+                item.add_marker(pytest.mark.xdist_group(shared))
     # The group is the longest unit of work (minutes, on one worker): handed out first, the
     # other worker takes the rest around it instead of waiting for it at the end.
     items.sort(key=lambda item: not _in_ray_group(item))  # stable: order kept otherwise

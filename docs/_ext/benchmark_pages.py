@@ -1,9 +1,10 @@
 """The benchmark pages, from what ``make benchmarks-docs`` committed: ``results.json`` with
 its figures (`benchmarks.learning_curves`) and the throughput tables of ``make bench``
-(``throughput/*.txt``, `benchmarks.throughput_tables`)."""
+(``throughput/*.txt``, `benchmarks.tables`)."""
 
 from __future__ import annotations
 
+import ast
 import math
 import statistics
 from pathlib import Path
@@ -127,19 +128,45 @@ def results_page(catalogue: Catalogue) -> str:
     )
 
 
-def throughput_page(folder: Path) -> str:
-    """The tables ``make bench`` printed, as committed by ``make benchmarks-docs``."""
+def _modules(benchmarks: Path) -> list[str]:
+    """``benchmarks.tables.MODULES``, read from its source (the benchmarks are not imported
+    to build the site)."""
+    for node in ast.parse((benchmarks / "tables.py").read_text()).body:
+        if isinstance(node, ast.Assign) and any(
+            isinstance(t, ast.Name) and t.id == "MODULES" for t in node.targets
+        ):
+            return list(ast.literal_eval(node.value))
+    raise ValueError(f"{benchmarks / 'tables.py'} has no MODULES")
+
+
+def _summary(module: Path) -> str:
+    """The first paragraph of a benchmark module's docstring, on one line."""
+    docstring = ast.get_docstring(ast.parse(module.read_text())) or ""
+    return " ".join(docstring.split("\n\n")[0].split())
+
+
+def throughput_page(folder: Path, benchmarks: Path) -> str:
+    """The tables ``make bench`` printed, as committed by ``make benchmarks-docs``, in the
+    order ``make bench`` runs them, each under what its module measures."""
     parts = [
         "# Throughput\n",
         "What `make bench` printed on the 2-core machine the benchmarks ran on, one "
         "benchmark module after another. Each table ends with the command that reproduces "
         "it.\n",
     ]
-    tables = sorted((folder / "throughput").glob("*.txt"))
+    order = _modules(benchmarks)
+    tables = sorted(
+        (folder / "throughput").glob("*.txt"),
+        key=lambda p: (order.index(p.stem) if p.stem in order else len(order), p.stem),
+    )
     for path in tables:
-        parts.append(f"## {path.stem}\n\n```text\n{path.read_text().rstrip()}\n```\n")
-    if not tables:
-        parts.append("No throughput tables are committed yet: run `make benchmarks-docs`.\n")
+        parts.append(
+            f"## {path.stem}\n\n{_summary(benchmarks / f'{path.stem}.py').rstrip('.')} "
+            f"(`python -m benchmarks.{path.stem}`).\n\n```text\n{path.read_text().strip()}\n```\n"
+        )
+    missing = [m for m in order if not (folder / "throughput" / f"{m}.txt").is_file()]
+    if missing:
+        parts.append("Not measured yet: " + ", ".join(missing) + ".\n")
     return "\n".join(parts)
 
 
@@ -147,5 +174,5 @@ def pages(catalogue: Catalogue, folder: Path) -> dict[str, str]:
     return {
         "benchmarks/index.md": results_page(catalogue)
         + "\n```{toctree}\n:hidden:\n\nthroughput\n```\n",
-        "benchmarks/throughput.md": throughput_page(folder),
+        "benchmarks/throughput.md": throughput_page(folder, folder.parents[1] / "benchmarks"),
     }

@@ -216,7 +216,10 @@ BENCHMARKS: dict[str, tuple[list[str], list[str]]] = {
                 "worst",
             ),
             *(_row("bare", n, NUMBER, NUMBER, NUMBER) for n in ("1", "2")),
-            *(_row(b, n, *[NUMBER] * 6) for b, n in (("-", "-"), ("local", "1"), ("local", "2"))),
+            *(
+                _row(b, n, *[NUMBER] * 6)
+                for b, n in (("none", "-"), ("local", "1"), ("local", "2"))
+            ),
         ],
     ),
     "async_env": (

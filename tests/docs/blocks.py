@@ -10,7 +10,10 @@ The kind of a block is its fence's language:
   with ``low``/``high`` or ``choices``) is parsed; anything else must parse.
 - ``console``: a tutorial's commands, each line that starts with ``$ ``, run for real one
   after another in the page's scratch folder, with this Python's ``coach`` first on the
-  PATH; each must succeed. The other lines are what the commands print, not compared.
+  PATH; each must succeed. The lines under a command are what it prints: each must be a
+  line it printed, up to the figures, clock times and absolute paths that differ from run to
+  run (`expected_line`). A line ``...`` stands for lines left out, and ``...`` ending a
+  line for the rest of it.
 - ``bash``: commands too long to run in a test (a whole training run). Every line must be
   valid bash (``bash -n``: an unquoted ``EnvironmentSteps(500)`` is not); every ``coach``
   line is parsed by the ``coach`` command itself, and the preset it names must load; every
@@ -105,3 +108,53 @@ def commands(block: Block, prompt: str = "$ ") -> list[str]:
         pending = ""
         out.append(line)
     return out
+
+
+def transcript(block: Block, prompt: str = "$ ") -> list[tuple[str, list[str]]]:
+    """A ``console`` block's commands, each with the lines shown as its output."""
+    out: list[tuple[str, list[str]]] = []
+    lines = block.text.splitlines()
+    i = 0
+    while i < len(lines):
+        line = lines[i].rstrip()
+        i += 1
+        if not line.startswith(prompt):
+            if out:
+                out[-1][1].append(line)
+            continue
+        command = line[len(prompt) :]
+        while command.endswith("\\") and i < len(lines):
+            command = command[:-1] + " " + lines[i].strip()
+            i += 1
+        out.append((command, []))
+    return out
+
+
+_WILD = re.compile(
+    r"(?P<path>(?<![\w.])/[^\s()]+)"  # an absolute path
+    r"|(?P<number>-?\d[\d,]*(?:\.\d+)?(?:e[-+]?\d+)?)"  # a figure, a clock time's parts
+    r"|(?P<rest>\.\.\.$)"  # the rest of the line, left out
+    r"|(?P<space>\s+)"
+)
+
+
+def expected_line(shown: str) -> re.Pattern[str]:
+    """A line of a console block's output as a pattern of the line printed: a figure matches
+    any figure, an absolute path any path, a run of spaces any run of spaces (columns), and a
+    trailing ``...`` anything."""
+    parts: list[str] = []
+    position = 0
+    for match in _WILD.finditer(shown.strip()):
+        parts.append(re.escape(shown.strip()[position : match.start()]))
+        kind = match.lastgroup
+        parts.append(
+            {
+                "path": r"\S+",
+                "number": r"-?\d[\d,]*(?:\.\d+)?(?:e[-+]?\d+)?",
+                "rest": r".*",
+                "space": r"\s+",
+            }[kind or "space"]
+        )
+        position = match.end()
+    parts.append(re.escape(shown.strip()[position:]))
+    return re.compile("".join(parts))

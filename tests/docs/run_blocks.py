@@ -19,7 +19,7 @@ from coach.cli import main as coach_command
 from coach.core.step_units import EnvironmentSteps
 from coach.graph_managers.parameters import RunContext
 from coach.presets import load_preset
-from tests.docs.blocks import ROOT, Block, commands
+from tests.docs.blocks import ROOT, Block, commands, expected_line, transcript
 
 FILE_COMMENT = re.compile(r"^#\s*file:\s*(?P<name>\S+)\s*$")
 """A block whose first line is ``# file: NAME`` is also written to NAME in the scratch folder
@@ -92,7 +92,7 @@ def shell_environment() -> dict[str, str]:
 
 
 def run_console(block: Block, scratch: Path) -> None:
-    for command in commands(block):
+    for command, shown in transcript(block):
         done = subprocess.run(
             ["bash", "-e", "-o", "pipefail", "-c", command],
             cwd=scratch,
@@ -105,6 +105,24 @@ def run_console(block: Block, scratch: Path) -> None:
             f"{block}: `{command}` exited {done.returncode}\n{done.stdout[-2000:]}"
             f"\n{done.stderr[-4000:]}"
         )
+        printed = [line.strip() for line in (done.stdout + done.stderr).splitlines()]
+        for line in shown:
+            assert printed_as_shown(line, printed), (
+                f"{block}: `{command}` printed no line like\n  {line}\nit printed:\n"
+                + "\n".join(printed[-40:])
+            )
+
+
+def printed_as_shown(shown: str, printed: list[str]) -> bool:
+    """Whether a line shown under a command is one it printed (`expected_line`); a line
+    of names apart by spaces may also be ``ls`` in columns, the names printed one a line."""
+    if shown.strip() in ("", "..."):
+        return True
+    pattern = expected_line(shown)
+    if any(pattern.fullmatch(line) for line in printed):
+        return True
+    words = shown.split()
+    return len(words) > 1 and all(w in printed for w in words)
 
 
 def _make_targets() -> set[str]:

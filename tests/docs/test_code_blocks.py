@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.docs.blocks import ROOT, blocks, pages
-from tests.docs.run_blocks import run_page
+from tests.docs.blocks import ROOT, blocks, expected_line, pages, transcript
+from tests.docs.run_blocks import printed_as_shown, run_page
 
 RUNNABLE = {"python", "yaml", "yml", "console", "bash", "sh", "shell"}
 
@@ -34,3 +34,37 @@ def test_a_block_of_an_unknown_kind_is_shown_not_run(tmp_path: Path) -> None:
     (text, python) = blocks(page)
     assert (text.language, python.language, python.text) == ("text", "python", "x = 1\n")
     run_page([text, python], tmp_path)
+
+
+def test_a_console_blocks_output_is_compared_up_to_figures_clock_times_and_paths(
+    tmp_path: Path,
+) -> None:
+    page = tmp_path / "page.md"
+    page.write_text(
+        "```console\n"
+        "$ printf '12:01:02 seed 3, writing to /tmp/a/b\\nreward -1,234.5\\n'\n"
+        "04:05:06 seed 0, writing to /home/me/runs\n"
+        "reward 9.0\n"
+        "...\n"
+        "$ printf 'graph\\nlevel_0\\n'\n"
+        "graph  level_0\n"
+        "```\n"
+    )
+    (block,) = blocks(page)
+    assert [c for c, _ in transcript(block)] == [
+        "printf '12:01:02 seed 3, writing to /tmp/a/b\\nreward -1,234.5\\n'",
+        "printf 'graph\\nlevel_0\\n'",
+    ]
+    run_page([block], tmp_path)
+
+    page.write_text("```console\n$ echo 'seeds 0, 1; 2 at a time'\nseeds 0, 1, 2 at once\n```\n")
+    with pytest.raises(AssertionError, match="printed no line like"):
+        run_page(blocks(page), tmp_path)
+
+
+def test_a_shown_line_is_a_pattern_of_the_printed_one() -> None:
+    pattern = expected_line("done: best 9.4 at 32 env steps; results in ...")
+    assert pattern.fullmatch("done: best -200.0 at 1,024 env steps; results in x/y; more")
+    assert not pattern.fullmatch("done: best 9.4 at 32 episodes; results in x")
+    assert expected_line("(/tmp/a/b):").fullmatch("(/home/c):")
+    assert not printed_as_shown("graph  level_1", ["graph", "level_0"])
