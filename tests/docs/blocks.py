@@ -84,24 +84,15 @@ def every_block(language: str | None = None) -> list[Block]:
     return [b for p in pages() for b in blocks(p) if language is None or b.language == language]
 
 
-def commands(block: Block, prompt: str = "$ ") -> list[str]:
-    """A shell block's commands: for ``console``, the lines after the prompt; for ``bash``,
-    every line but comments (a trailing backslash joins the next line)."""
+def commands(block: Block) -> list[str]:
+    """A ``bash`` block's commands: every line but comments, a trailing backslash joining
+    the next line (a ``console`` block's are in `transcript`)."""
     out: list[str] = []
     pending = ""
     for raw in block.text.splitlines():
-        line = raw.rstrip()
-        if block.language == "console":
-            if pending:
-                line = pending + line.strip()
-            elif line.startswith(prompt):
-                line = line[len(prompt) :]
-            else:
-                continue
-        else:
-            line = (pending + line.strip()) if pending else line.strip()
-            if not line or line.startswith("#"):
-                continue
+        line = (pending + raw.strip()) if pending else raw.strip()
+        if not line or line.startswith("#"):
+            continue
         if line.endswith("\\"):
             pending = line[:-1] + " "
             continue
@@ -130,31 +121,23 @@ def transcript(block: Block, prompt: str = "$ ") -> list[tuple[str, list[str]]]:
     return out
 
 
+_NUMBER = r"-?\d[\d,]*(?:\.\d+)?(?:e[-+]?\d+)?"
+"""A figure as printed: 1,234 or -0.58 or 1e-05 (and each part of a clock time)."""
 _WILD = re.compile(
-    r"(?P<path>(?<![\w.])/[^\s()]+)"  # an absolute path
-    r"|(?P<number>-?\d[\d,]*(?:\.\d+)?(?:e[-+]?\d+)?)"  # a figure, a clock time's parts
-    r"|(?P<rest>\.\.\.$)"  # the rest of the line, left out
-    r"|(?P<space>\s+)"
+    rf"(?P<path>(?<![\w.])/[^\s()]+)|(?P<number>{_NUMBER})|(?P<rest>\.\.\.$)|(?P<space>\s+)"
 )
+_WILDCARDS = {"path": r"\S+", "number": _NUMBER, "rest": r".*", "space": r"\s+"}
 
 
 def expected_line(shown: str) -> re.Pattern[str]:
     """A line of a console block's output as a pattern of the line printed: a figure matches
     any figure, an absolute path any path, a run of spaces any run of spaces (columns), and a
     trailing ``...`` anything."""
+    text = shown.strip()
     parts: list[str] = []
     position = 0
-    for match in _WILD.finditer(shown.strip()):
-        parts.append(re.escape(shown.strip()[position : match.start()]))
-        kind = match.lastgroup
-        parts.append(
-            {
-                "path": r"\S+",
-                "number": r"-?\d[\d,]*(?:\.\d+)?(?:e[-+]?\d+)?",
-                "rest": r".*",
-                "space": r"\s+",
-            }[kind or "space"]
-        )
+    for match in _WILD.finditer(text):
+        parts += [re.escape(text[position : match.start()]), _WILDCARDS[str(match.lastgroup)]]
         position = match.end()
-    parts.append(re.escape(shown.strip()[position:]))
+    parts.append(re.escape(text[position:]))
     return re.compile("".join(parts))
