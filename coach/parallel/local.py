@@ -29,9 +29,10 @@ PRELOAD = [
     "coach.parallel.worker",
     "coach.parallel.asynchronous_worker",
     "coach.agents",
-    "torch._dynamo",
 ]
-"""Imported once by the fork server (torch's optimizers import ``torch._dynamo`` lazily)."""
+"""Imported once by the fork server. Not ``torch._dynamo``: Coach's optimizers do not import
+it (`coach.networks.optimizer.defer_dynamo_import`), and a worker that compiles imports it
+itself."""
 
 _HEADER = struct.Struct("<qq")
 """The board's header: the snapshot's version and its pickled length."""

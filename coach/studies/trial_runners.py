@@ -95,7 +95,6 @@ PRELOAD = [
     "coach.graph_managers.basic_rl",
     "coach.agents",
     "optuna",
-    "torch._dynamo",
 ]
 """What the fork server imports once, for every worker it forks (as `coach.parallel.local`
 does): two workers importing torch side by side on a busy machine take several times
