@@ -79,9 +79,9 @@ SHORT: dict[str, list[str]] = {
         "steps_between_evaluation_periods=EnvironmentSteps(50)",
     ],
     "Pendulum_TD3": [
-        "heatup_steps=EnvironmentSteps(400)",
-        "improve_steps=EnvironmentSteps(400)",
-        "steps_between_evaluation_periods=EnvironmentSteps(200)",
+        "heatup_steps=EnvironmentSteps(200)",
+        "improve_steps=EnvironmentSteps(200)",
+        "steps_between_evaluation_periods=EnvironmentSteps(100)",
     ],
 }
 """``--short``: tiny budgets on the same code paths (schedule overrides, both sides)."""

@@ -85,6 +85,8 @@ def test_control_suite_ddpg_runs_2000_steps_on_a_chosen_task(tmp_path: Path) -> 
     preset = load_preset("ControlSuite_DDPG")
     roots = preset.graph_manager.parameters()
     set_parameter(roots, "environment.level", "reacher_easy")
+    # A gradient step every 5 env steps (the preset: every step), 200 in all.
+    set_parameter(roots, "agent.algorithm.num_consecutive_playing_steps", "EnvironmentSteps(5)")
     graph = preset.graph_manager.create_graph(
         RunContext(seed=0, experiment_dir=tmp_path, quiet=True)
     )
@@ -92,7 +94,7 @@ def test_control_suite_ddpg_runs_2000_steps_on_a_chosen_task(tmp_path: Path) -> 
         graph.heatup(EnvironmentSteps(1000))
         graph.train_and_act(EnvironmentSteps(1000))
         agent = graph.top_level.agent
-        assert graph.env_steps >= 2000 and agent.training_steps >= 1000
+        assert graph.env_steps >= 2000 and agent.training_steps >= 200
         assert agent.state["observation"].shape == (1, 6)  # reacher: position, to_target, velocity
     finally:
         graph.close()

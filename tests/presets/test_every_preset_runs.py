@@ -31,6 +31,10 @@ _ROUNDS = {
     "agent.algorithm.num_consecutive_playing_steps": "EnvironmentSteps(100)",
     "agent.algorithm.num_consecutive_training_steps": "4",
 }
+_SPARSE_ROUNDS = {
+    "agent.algorithm.num_consecutive_playing_steps": "EnvironmentSteps(25)",
+    "agent.algorithm.num_consecutive_training_steps": "1",
+}
 TRAINING: dict[str, dict[str, str]] = {
     # Q presets that train in rounds every 256 or 320 env steps: a round every 100.
     **{
@@ -84,9 +88,34 @@ TRAINING: dict[str, dict[str, str]] = {
         "agents.player.memory.rollout_length": "4",
         "agents.player.algorithm.batch_size": "32",
     },
+    # Presets of large networks (or convolutions) that train on every env step or in long
+    # rounds: a gradient step every 25 env steps. A few steps cover what 200 would (about 2.5
+    # s each; their own rounds run in the golden runs).
+    **{
+        name: _SPARSE_ROUNDS
+        for name in (
+            "BipedalWalker_TD3",
+            "ControlSuite_DDPG",
+            "ControlSuite_SAC",
+            "Doom_Basic_DQN",
+            "Doom_Health_DFP",
+            "Doom_Health_MMC",
+            "Fetch_DDPG_HER",
+            "LunarLanderContinuous_SAC",
+            "LunarLander_Rainbow",
+            "Mujoco_DDPG",
+            "Mujoco_SAC",
+            "Mujoco_TD3",
+            "Mujoco_Wolpertinger",
+            "Pendulum_DDPG",
+            "Pendulum_NAF",
+            "Pendulum_SAC",
+            "Pendulum_TD3",
+        )
+    },
     # NEC trains once every action's dictionary holds k entries.
     "CartPole_NEC": {"agent.algorithm.number_of_knn": "5"},
-    "Doom_Basic_NEC": {"agent.algorithm.number_of_knn": "5"},
+    "Doom_Basic_NEC": {"agent.algorithm.number_of_knn": "5", **_SPARSE_ROUNDS},
     "CartPole_PG": {"agent.memory.rollout_length": "8"},
     "LunarLander_ClippedPPO": {"agent.memory.rollout_length": "4"},
     "Mujoco_ClippedPPO": {"agent.memory.rollout_length": "64"},
