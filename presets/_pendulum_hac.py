@@ -6,7 +6,8 @@ goal's cosine and sine and 0.75 of its velocity, the test every level's goals ar
 by. Each level keeps its own hindsight replay (4 "future" copies per step; the levels that
 set subgoals also store the subgoals reached as their actions), tests 30% of its subgoals,
 and learns with a gradient step per action on batches of 256 (three layers of 64 units,
-Adam at 1e-3, soft updates of 0.05, discount 0.98, Gaussian exploration of 5% of the range).
+Adam at 1e-3 unless the preset says otherwise, soft updates of 0.05, discount 0.98,
+Gaussian exploration of 5% of the range).
 """
 
 from __future__ import annotations
@@ -30,8 +31,9 @@ THRESHOLDS = [0.075, 0.075, 0.75]
 """How near the goal's cosine, sine and velocity a state reaches it."""
 
 
-def level(sets_goals: bool) -> HACAgentParameters:
-    """One HAC level; ``sets_goals`` for every level but the bottom."""
+def level(sets_goals: bool, learning_rate: float = 1e-3) -> HACAgentParameters:
+    """One HAC level; ``sets_goals`` for every level but the bottom; Adam at ``learning_rate``
+    for its actor and critic."""
     p = HACAgentParameters()
     p.algorithm.discount = 0.98
     p.algorithm.tau = 0.05
@@ -44,6 +46,7 @@ def level(sets_goals: bool) -> HACAgentParameters:
     p.exploration = AdditiveNoiseParameters(noise_schedule=ConstantSchedule(0.05))
     for net in p.network_wrappers.values():
         net.middleware.scheme = [64, 64, 64]
+        net.learning_rate = learning_rate
         keys = [
             "observation",
             "desired_goal",
@@ -53,9 +56,12 @@ def level(sets_goals: bool) -> HACAgentParameters:
     return p
 
 
-def graph_manager(horizons: list[int], improve_steps: int) -> HACGraphManager:
-    """``len(horizons) + 1`` HAC levels on PendulumWithGoals, the top level's first; 2,000
-    steps of heatup, evaluations of 10 episodes every 10,000 steps."""
+def graph_manager(
+    horizons: list[int], improve_steps: int, learning_rate: float = 1e-3
+) -> HACGraphManager:
+    """``len(horizons) + 1`` HAC levels on PendulumWithGoals, the top level's first, each
+    learning at ``learning_rate``; 2,000 steps of heatup, evaluations of 10 episodes every
+    10,000 steps."""
     schedule = ScheduleParameters(
         heatup_steps=EnvironmentSteps(2000),
         improve_steps=EnvironmentSteps(improve_steps),
@@ -69,5 +75,5 @@ def graph_manager(horizons: list[int], improve_steps: int) -> HACGraphManager:
     environment = GymEnvironmentParameters(
         level="coach/PendulumWithGoals-v0", kwargs={"time_limit": 200}
     )
-    levels = [level(sets_goals=True) for _ in horizons] + [level(sets_goals=False)]
+    levels = [level(True, learning_rate) for _ in horizons] + [level(False, learning_rate)]
     return HACGraphManager(levels, environment, schedule, hierarchy)
