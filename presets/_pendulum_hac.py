@@ -31,7 +31,7 @@ THRESHOLDS = [0.075, 0.075, 0.75]
 """How near the goal's cosine, sine and velocity a state reaches it."""
 
 
-def level(sets_goals: bool, learning_rate: float = 1e-3) -> HACAgentParameters:
+def level(sets_goals: bool, learning_rate: float) -> HACAgentParameters:
     """One HAC level; ``sets_goals`` for every level but the bottom; Adam at ``learning_rate``
     for its actor and critic."""
     p = HACAgentParameters()
@@ -75,5 +75,6 @@ def graph_manager(
     environment = GymEnvironmentParameters(
         level="coach/PendulumWithGoals-v0", kwargs={"time_limit": 200}
     )
-    levels = [level(True, learning_rate) for _ in horizons] + [level(False, learning_rate)]
+    levels = [level(sets_goals=True, learning_rate=learning_rate) for _ in horizons]
+    levels.append(level(sets_goals=False, learning_rate=learning_rate))
     return HACGraphManager(levels, environment, schedule, hierarchy)
