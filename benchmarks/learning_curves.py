@@ -8,7 +8,7 @@ Each (preset, seed) case trains within its validation's budgets and is judged th
 (`tests.learning.golden_case.run_case`), kept in ``--runs`` (``experiments/benchmarks`` by
 default): a finished case is read back instead of trained again, an interrupted one resumes
 from its checkpoint. Then, for every preset whose seeds have all finished, it writes under
-``--docs`` (``docs/benchmarks``):
+``--docs`` (``docs/benchmarks``), under the preset's name (a preset file's stem):
 
 - ``figures/PRESET.png``: the evaluation curve over the seeds, its 95% bootstrap band and the
   validation's threshold (`coach.cli_plot.plot_runs`, what ``coach plot`` draws);
@@ -101,7 +101,13 @@ def commit() -> str:
     return head + ("+" if dirty else "") if head else "unknown"
 
 
-def entry(name: str, results: list[GoldenResult], runs: Path, seeds: list[int]) -> dict:
+def label(name: str) -> str:
+    """A preset's name in the runs folder, the figures and ``results.json``: a shipped
+    preset's own name, a preset file's stem (as golden names its runs)."""
+    return Path(name).stem
+
+
+def entry(name: str, results: list[GoldenResult], runs: Path, seeds: list[int]) -> dict[str, Any]:
     """A preset's record in ``results.json``."""
     preset = load_preset(name)
     validation = preset.validation
@@ -109,13 +115,13 @@ def entry(name: str, results: list[GoldenResult], runs: Path, seeds: list[int]) 
     rows: list[dict[str, Any]] = []
     for r in sorted(results, key=lambda r: r.seed):
         row = asdict(r)
-        row["total_seconds"] = total_seconds(runs / name / f"seed{r.seed}")
+        row["total_seconds"] = total_seconds(runs / label(name) / f"seed{r.seed}")
         rows.append({k: v for k, v in row.items() if k not in ("preset", "threshold")})
     return {
         "threshold": validation.describe(),
         "metric": metric(name),
         "validation_seeds": list(validation.seeds),
-        "figure": f"figures/{name}.png",
+        "figure": f"figures/{label(name)}.png",
         "command": f"python -m benchmarks.learning_curves {name} --seeds "
         + " ".join(map(str, seeds)),
         "commit": commit(),
@@ -129,20 +135,25 @@ def record(name: str, results: list[GoldenResult], args: argparse.Namespace) -> 
     if any(r.why.startswith("did not run") for r in results):
         print(f"{name}: not drawn, a case did not run", flush=True)
         return
-    folders = [args.runs / name / f"seed{r.seed}" for r in results]
-    draw(name, folders, args.docs / "figures" / f"{name}.png")
+    folders = [args.runs / label(name) / f"seed{r.seed}" for r in results]
+    figure = args.docs / "figures" / f"{label(name)}.png"
+    draw(name, folders, figure)
     path = args.docs / RESULTS
     recorded = json.loads(path.read_text()) if path.is_file() else {}
-    recorded[name] = entry(name, results, args.runs, args.seeds)
+    recorded[label(name)] = entry(name, results, args.runs, args.seeds)
     partial = path.with_suffix(".partial")
     partial.write_text(json.dumps(dict(sorted(recorded.items())), indent=1) + "\n")
     partial.replace(path)
-    print(f"{name}: {args.docs / 'figures' / f'{name}.png'}", flush=True)
+    print(f"{label(name)}: {figure}", flush=True)
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("presets", nargs="*", help="presets to run (default: all with validation)")
+    parser.add_argument(
+        "presets",
+        nargs="*",
+        help="preset names or preset files to run (default: every preset with a validation)",
+    )
     parser.add_argument("--seeds", type=int, nargs="+", default=list(SEEDS))
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="cases at once")
     parser.add_argument("--runs", type=Path, default=Path("experiments/benchmarks"))

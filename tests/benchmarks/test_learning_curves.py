@@ -5,35 +5,55 @@ from __future__ import annotations
 
 import argparse
 import json
+import shutil
 from dataclasses import asdict
 from pathlib import Path
 
+import pytest
+
 from benchmarks.learning_curves import metric, record
 from tests.integration.coach_cli import SMALL, coach
-from tests.learning.golden_case import RESULT, GoldenResult
+from tests.learning.golden_case import MARKS, RESULT, GoldenResult
 
 
-def test_a_preset_whose_seeds_finished_is_drawn_and_recorded(tmp_path: Path) -> None:
+@pytest.fixture(scope="module")
+def made(tmp_path_factory: pytest.TempPathFactory) -> dict[int, Path]:
+    """Two short CartPole_DQN runs by the CLI, seeds 0 and 1, for the tests to copy."""
+    cwd = tmp_path_factory.mktemp("made")
+    folders = {}
+    for seed in (0, 1):
+        done = coach("-p", "CartPole_DQN", "--seed", str(seed), "-e", str(seed), *SMALL, cwd=cwd)
+        assert done.returncode == 0, done.stderr
+        (folders[seed],) = list((cwd / "experiments" / str(seed)).iterdir())
+    return folders
+
+
+@pytest.mark.parametrize("as_file", [False, True], ids=["shipped", "preset-file"])
+def test_a_preset_whose_seeds_finished_is_drawn_and_recorded(
+    tmp_path: Path, made: dict[int, Path], as_file: bool
+) -> None:
     runs, docs = tmp_path / "runs", tmp_path / "docs"
+    name, key = "CartPole_DQN", "CartPole_DQN"
+    if as_file:  # named by its path, kept and recorded under its stem as golden keeps it
+        key = "My_CartPole"
+        name = str(tmp_path / f"{key}.py")
+        shutil.copyfile(Path(__file__).parents[2] / "presets" / "CartPole_DQN.py", name)
     results = []
     for seed in (0, 1):
-        done = coach("-p", "CartPole_DQN", "--seed", str(seed), "-e", "x", *SMALL, cwd=tmp_path)
-        assert done.returncode == 0, done.stderr
-        (made,) = list((tmp_path / "experiments" / "x").iterdir())
-        folder = runs / "CartPole_DQN" / f"seed{seed}"
-        folder.parent.mkdir(parents=True, exist_ok=True)
-        made.rename(folder)
-        (tmp_path / "experiments" / "x").rmdir()
-        result = GoldenResult("CartPole_DQN", seed, "475", None, None, 9.5, 9.0, 8.5, False, "no")
+        folder = runs / key / f"seed{seed}"
+        shutil.copytree(made[seed], folder)
+        result = GoldenResult(name, seed, "475", None, None, 9.5, 9.0, 8.5, False, "no")
         (folder / RESULT).write_text(json.dumps(asdict(result)))
+        (folder / MARKS).write_text(json.dumps([[True, 1.5], [True, 2.5 + seed]]))
         results.append(result)
     args = argparse.Namespace(runs=runs, docs=docs, seeds=[0, 1], jobs=1)
-    record("CartPole_DQN", results, args)
-    figure = docs / "figures" / "CartPole_DQN.png"
+    record(name, results, args)
+    figure = docs / "figures" / f"{key}.png"
     assert figure.read_bytes().startswith(b"\x89PNG")
-    entry = json.loads((docs / "results.json").read_text())["CartPole_DQN"]
-    assert entry["figure"] == "figures/CartPole_DQN.png" and entry["metric"] == "reward"
+    entry = json.loads((docs / "results.json").read_text())[key]
+    assert entry["figure"] == f"figures/{key}.png" and entry["metric"] == "reward"
     assert [s["seed"] for s in entry["seeds"]] == [0, 1]
     assert entry["seeds"][1]["best_checkpoint"] == 9.0
-    assert entry["command"].endswith("CartPole_DQN --seeds 0 1")
+    assert entry["command"].endswith(f"{name} --seeds 0 1")
+    assert [s["total_seconds"] for s in entry["seeds"]] == [2.5, 3.5]
     assert metric("ExplorationChain_DQN") == "success_rate"
