@@ -76,7 +76,7 @@ def _benchmarks_section(presets: list[PresetEntry], catalogue: Catalogue) -> str
         parts.append(
             f"### {p.name}\n\n![{p.name}: evaluation {result['metric'].replace('_', ' ')} over "
             f"{len(result['seeds'])} seeds](../benchmarks/{result['figure']})\n\n"
-            f"{seed_table(result)}\n"
+            f"{seed_table(result, p.validation)}\n"
             f"Reproduce: `{result['command']}`. Every preset's benchmark: "
             f"[Benchmarks](../benchmarks/index.md#{anchor(p.name)}).\n"
         )

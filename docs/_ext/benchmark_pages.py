@@ -12,6 +12,8 @@ from typing import Any
 
 from catalogue import Catalogue, promise, table
 
+from coach.presets import PresetValidation
+
 
 def anchor(heading: str) -> str:
     """The anchor MyST gives a heading made of a preset's name."""
@@ -28,11 +30,17 @@ def _seconds(value: float | None) -> str:
     return "-" if value is None else f"{value:,.0f} s"
 
 
-def seed_table(result: dict[str, Any]) -> str:
-    """The per-seed figures of a preset's benchmark."""
+def seed_table(result: dict[str, Any], validation: PresetValidation | None = None) -> str:
+    """The per-seed figures of a preset's benchmark, with each seed's baselines where golden
+    measured the preset against scripted players, and a line on a relative promise."""
+    measured = any(s.get("baselines") for s in result["seeds"])
+    relative = validation is not None and validation.gap_closed is not None
+    per_agent = validation.per_agent if validation is not None else 1
+    unit = " (per agent)" if per_agent > 1 else ""
     rows = [
         [
             str(s["seed"]),
+            *([s["baselines"] or "-"] if measured else []),
             f"{s['reached_at']:,}" if s["reached_at"] is not None else "never",
             _seconds(s["seconds"]),
             _figure(s["best"], 2),
@@ -43,19 +51,33 @@ def seed_table(result: dict[str, Any]) -> str:
         ]
         for s in result["seeds"]
     ]
-    return table(
+    text = table(
         [
             "seed",
+            *(["baselines"] if measured else []),
             "threshold reached at (env steps)",
             "wall time to it",
-            "best evaluation",
-            "best.pt, 20 episodes",
-            "final agent, 20 episodes",
+            f"best evaluation{unit}",
+            f"best.pt, 20 episodes{unit}",
+            f"final agent, 20 episodes{unit}",
             "run's wall time",
             "validation",
         ],
         rows,
     )
+    notes = []
+    if relative:
+        notes.append(
+            "The promise is relative: on each seed, the golden run first scores a uniformly "
+            "random policy and a scripted one on that seed, and the floor is the "
+            "share of the gap between them that the preset promises to close."
+        )
+    if per_agent > 1:
+        notes.append(
+            f"The figure shows the whole graph's evaluation reward, summed over its "
+            f"{per_agent} agents; the table divides it by {per_agent}, as the promise does."
+        )
+    return text + ("\n" + " ".join(notes) + "\n" if notes else "")
 
 
 def _mean(values: list[float]) -> str:
@@ -91,7 +113,7 @@ def results_page(catalogue: Catalogue) -> str:
             f"### {name}\n\n{entries[name].summary}\n\n"
             f"Agent: {agents or '-'}. Environment: {entries[name].environment}. "
             f"Promise: {promise(entries[name].validation)}.\n\n"
-            f"![{name}]({result['figure']})\n\n{seed_table(result)}\n"
+            f"![{name}]({result['figure']})\n\n{seed_table(result, entries[name].validation)}\n"
             f"Recorded at commit `{result['commit']}` on {result['date']}, on a 2-core "
             f"machine that trained other cases at the same time (wall times include that "
             f"sharing: compare env steps across presets, not seconds). Reproduce:\n\n"

@@ -3,6 +3,7 @@ documents every public name, every preset and every agent with a figure of a rea
 
 from __future__ import annotations
 
+import html
 import json
 import re
 import subprocess
@@ -135,3 +136,17 @@ def test_every_agent_page_shows_its_parameters_and_a_multi_seed_benchmark_figure
         if not any(n >= 2 for n in seeds):
             lacking.append(f"{page.stem}: no benchmark figure of several seeds")
     assert not lacking, "\n".join(lacking)
+
+
+def test_a_benchmark_measured_against_baselines_shows_them_for_each_seed(site: Path) -> None:
+    results = json.loads((ROOT / "docs" / "benchmarks" / "results.json").read_text())
+    measured = [
+        (name, seed["baselines"])
+        for name, entry in results.items()
+        for seed in entry["seeds"]
+        if seed.get("baselines")
+    ]
+    assert measured, "no benchmark was measured against baselines"
+    page = (site / "benchmarks" / "index.html").read_text()
+    assert [m for m in measured if html.escape(m[1], quote=False) not in page] == []
+    assert "The promise is relative" in page and "summed over its 3 agents" in page
