@@ -74,8 +74,8 @@ def seed_table(result: dict[str, Any], validation: PresetValidation | None = Non
         )
     if per_agent > 1:
         notes.append(
-            f"The figure shows the whole graph's evaluation reward, summed over its "
-            f"{per_agent} agents; the table divides it by {per_agent}, as the promise does."
+            f"The figure shows the graph's evaluation reward, the sum over the {per_agent} "
+            f"agents it scores; the table divides it by {per_agent}, as the promise does."
         )
     return text + ("\n" + " ".join(notes) + "\n" if notes else "")
 

@@ -149,4 +149,4 @@ def test_a_benchmark_measured_against_baselines_shows_them_for_each_seed(site: P
     assert measured, "no benchmark was measured against baselines"
     page = (site / "benchmarks" / "index.html").read_text()
     assert [m for m in measured if html.escape(m[1], quote=False) not in page] == []
-    assert "The promise is relative" in page and "summed over its 3 agents" in page
+    assert "The promise is relative" in page and "the sum over the 3 agents it scores" in page
