@@ -237,6 +237,11 @@ def _load_python(path: Path) -> Preset:
     if folder not in sys.path:
         sys.path.append(folder)
     module_name = f"coach_preset_{path.stem}_{abs(hash(str(path.resolve())))}"
+    # A preset that builds on a shipped one's module (``from coach_presets.Acrobot_A2C
+    # import agent``) gets that module run afresh, as a preset loaded by name is: its
+    # objects are its own each time, never those an earlier load built, changed or trained.
+    for name in [m for m in sys.modules if m.startswith(f"{SHIPPED_PRESETS}.")]:
+        del sys.modules[name]
     return _from_module(_exec_file(path, module_name), path.stem, str(path), str(path.resolve()))
 
 

@@ -97,6 +97,25 @@ def test_a_runs_params_of_a_preset_file_load_over_that_file(
     assert algorithm.discount == 0.9 and algorithm.batch_size == 48
 
 
+def test_a_preset_file_built_on_a_shipped_presets_module_gets_its_own_objects_each_load(
+    tmp_path: Path,
+) -> None:
+    # Golden and the benchmarks load a preset again to evaluate its checkpoints; a second
+    # load must not hand back the graph the first one trained, nor change it twice.
+    path = tmp_path / "HalfDiscount.py"
+    path.write_text(
+        "from coach_presets.CartPole_DQN import graph_manager, validation\n"
+        "graph_manager.agent_params.algorithm.discount *= 0.5\n"
+    )
+    first, second = load_preset(str(path)), load_preset(str(path))
+    assert first.graph_manager is not second.graph_manager
+    for preset in (first, second):
+        assert preset.graph_manager.parameters()["agent"].algorithm.discount == 0.495
+    assert (
+        load_preset("CartPole_DQN").graph_manager.parameters()["agent"].algorithm.discount == 0.99
+    )
+
+
 @pytest.mark.parametrize(
     ("text", "message"),
     [
