@@ -39,7 +39,7 @@ from typing import Any
 
 from coach.experiment import write_params
 from coach.presets import list_presets, load_preset
-from tests.learning.golden import finished, make_dataset, missing_datasets
+from tests.learning.golden import case_name, finished, make_dataset, missing_datasets
 from tests.learning.golden_case import MARKS, GoldenResult
 
 SEEDS = (0, 1, 2)
@@ -101,12 +101,6 @@ def commit() -> str:
     return head + ("+" if dirty else "") if head else "unknown"
 
 
-def label(name: str) -> str:
-    """A preset's name in the runs folder, the figures and ``results.json``: a shipped
-    preset's own name, a preset file's stem (as golden names its runs)."""
-    return Path(name).stem
-
-
 def entry(name: str, results: list[GoldenResult], runs: Path, seeds: list[int]) -> dict[str, Any]:
     """A preset's record in ``results.json``."""
     preset = load_preset(name)
@@ -115,13 +109,13 @@ def entry(name: str, results: list[GoldenResult], runs: Path, seeds: list[int]) 
     rows: list[dict[str, Any]] = []
     for r in sorted(results, key=lambda r: r.seed):
         row = asdict(r)
-        row["total_seconds"] = total_seconds(runs / label(name) / f"seed{r.seed}")
+        row["total_seconds"] = total_seconds(runs / case_name(name) / f"seed{r.seed}")
         rows.append({k: v for k, v in row.items() if k not in ("preset", "threshold")})
     return {
         "threshold": validation.describe(),
         "metric": metric(name),
         "validation_seeds": list(validation.seeds),
-        "figure": f"figures/{label(name)}.png",
+        "figure": f"figures/{case_name(name)}.png",
         "command": f"python -m benchmarks.learning_curves {name} --seeds "
         + " ".join(map(str, seeds)),
         "commit": commit(),
@@ -135,16 +129,16 @@ def record(name: str, results: list[GoldenResult], args: argparse.Namespace) -> 
     if any(r.why.startswith("did not run") for r in results):
         print(f"{name}: not drawn, a case did not run", flush=True)
         return
-    folders = [args.runs / label(name) / f"seed{r.seed}" for r in results]
-    figure = args.docs / "figures" / f"{label(name)}.png"
+    folders = [args.runs / case_name(name) / f"seed{r.seed}" for r in results]
+    figure = args.docs / "figures" / f"{case_name(name)}.png"
     draw(name, folders, figure)
     path = args.docs / RESULTS
     recorded = json.loads(path.read_text()) if path.is_file() else {}
-    recorded[label(name)] = entry(name, results, args.runs, args.seeds)
+    recorded[case_name(name)] = entry(name, results, args.runs, args.seeds)
     partial = path.with_suffix(".partial")
     partial.write_text(json.dumps(dict(sorted(recorded.items())), indent=1) + "\n")
     partial.replace(path)
-    print(f"{label(name)}: {figure}", flush=True)
+    print(f"{case_name(name)}: {figure}", flush=True)
 
 
 def main() -> int:

@@ -30,7 +30,7 @@ def _seconds(value: float | None) -> str:
     return "-" if value is None else f"{value:,.0f} s"
 
 
-def seed_table(result: dict[str, Any], validation: PresetValidation | None = None) -> str:
+def seed_table(result: dict[str, Any], validation: PresetValidation | None) -> str:
     """The per-seed figures of a preset's benchmark, with each seed's baselines where golden
     measured the preset against scripted players, and a line on a relative promise."""
     measured = any(s.get("baselines") for s in result["seeds"])

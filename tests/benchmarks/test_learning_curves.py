@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from benchmarks.learning_curves import metric, record
+from coach.presets import presets_dir
 from tests.integration.coach_cli import SMALL, coach
 from tests.learning.golden_case import MARKS, RESULT, GoldenResult
 
@@ -37,7 +38,7 @@ def test_a_preset_whose_seeds_finished_is_drawn_and_recorded(
     if as_file:  # named by its path, kept and recorded under its stem as golden keeps it
         key = "My_CartPole"
         name = str(tmp_path / f"{key}.py")
-        shutil.copyfile(Path(__file__).parents[2] / "presets" / "CartPole_DQN.py", name)
+        shutil.copyfile(presets_dir() / "CartPole_DQN.py", name)
     results = []
     for seed in (0, 1):
         folder = runs / key / f"seed{seed}"

@@ -115,6 +115,11 @@ def table(results: list[GoldenResult]) -> list[str]:
     return lines
 
 
+def case_name(name: str) -> str:
+    """A preset's name in the runs folder: a shipped preset's own name, a file's stem."""
+    return Path(name).stem
+
+
 def finished(
     pool: Executor,
     todo: list[tuple[str, int]],
@@ -133,7 +138,7 @@ def finished(
             seed,
             workers,
             backend,
-            runs / Path(name).stem / f"seed{seed}" if runs else None,
+            runs / case_name(name) / f"seed{seed}" if runs else None,
             checkpoint_seconds,
         ): (name, seed)
         for name, seed in todo
