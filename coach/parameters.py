@@ -219,8 +219,13 @@ def _child(node: Any, name: str, path: str) -> Any:
         return node[int(name)]
     if _is_group(node) and not isinstance(node, dict | list) and name in _children(node):
         return getattr(node, name)
-    valid = _children(node) if _is_group(node) else []
     where = path or "the parameters"
+    if not _is_group(node):  # a schedule, a step count, a number: replaced whole, never entered
+        raise CoachError(
+            f"{where} has no field {name!r}: it is one value, {node!r}, set as a whole "
+            f"({where}=...)"
+        )
+    valid = _children(node)
     raise CoachError(f"{where} has no field {name!r}; valid fields: {', '.join(valid) or '(none)'}")
 
 

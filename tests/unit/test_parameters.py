@@ -289,9 +289,18 @@ def test_a_typo_lists_every_field_of_the_group_and_sets_nothing() -> None:
     assert flatten(roots) == before
 
 
-def test_a_leaf_value_has_no_fields() -> None:
+def test_a_leaf_value_has_no_fields_and_says_how_to_set_it_whole() -> None:
+    roots = _roots()
+    roots["agent"].exploration.epsilon_schedule = LinearSchedule(1.0, 0.1, 500)
     with pytest.raises(CoachError, match="has no field 'num_steps'"):
-        set_parameter(_roots(), "schedule.heatup_steps.num_steps", "5")
+        set_parameter(roots, "schedule.heatup_steps.num_steps", "5")
+    with pytest.raises(CoachError) as error:
+        set_parameter(roots, "agent.exploration.epsilon_schedule.decay_steps", "50")
+    assert str(error.value) == (
+        "agent.exploration.epsilon_schedule has no field 'decay_steps': it is one value, "
+        "LinearSchedule(initial_value=1.0, final_value=0.1, decay_steps=500), set as a whole "
+        "(agent.exploration.epsilon_schedule=...)"
+    )
 
 
 @pytest.mark.parametrize(
