@@ -2,7 +2,7 @@
 every 16 env steps, a target refresh every 600 steps, epsilon down to 0.07 over 24,000 steps)
 with 3-step returns. Without them the few early episodes that reach the flag are often lost:
 one seed in three never left -200 in 150,000 steps. With them, seeds 0 to 3 all reached -110
-within 40,000 to 55,000 steps."""
+within 41,000 to 56,000 steps."""
 
 from coach import (
     BasicRLGraphManager,
