@@ -1,5 +1,5 @@
-"""Test-suite wide settings for the parallel suite (``make test`` runs ``pytest -n auto --dist
-loadgroup``):
+"""Test-suite wide settings for the parallel suite (``make test`` runs ``pytest -n N --dist
+loadgroup``, N one more than the cores):
 
 - tests that start or join a Ray runtime (and the CLI fuzz, which may name one) run one after
   another in a single worker, since Ray runtimes on one machine share ports and
