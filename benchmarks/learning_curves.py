@@ -11,7 +11,8 @@ from its checkpoint. Then, for every preset whose seeds have all finished, it wr
 ``--docs`` (``docs/benchmarks``), under the preset's name (a preset file's stem):
 
 - ``figures/PRESET.png``: the evaluation curve over the seeds, its 95% bootstrap band and the
-  validation's threshold (`coach.cli_plot.plot_runs`, what ``coach plot`` draws);
+  validation's threshold (`coach.cli_plot.plot_runs`, what ``coach plot`` draws); for a
+  relative promise, the mean of the floors its seeds were judged against;
 - its entry in ``results.json``: per seed, the env steps and wall time to the threshold, the
   best evaluation, ``best.pt`` and the final agent on 20 fresh episodes; the command that
   reproduces it, the commit and the date it was recorded at.
@@ -26,6 +27,7 @@ import argparse
 import json
 import os
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -39,6 +41,7 @@ from typing import Any
 
 from coach.experiment import write_params
 from coach.presets import list_presets, load_preset
+from tests.learning import baselines
 from tests.learning.golden import case_name, finished, make_dataset, missing_datasets
 from tests.learning.golden_case import MARKS, GoldenResult
 
@@ -68,15 +71,32 @@ def total_seconds(folder: Path) -> float | None:
     return float(entries[-1][1]) if entries else None
 
 
+def floors(name: str, seeds: list[int]) -> dict[str, float]:
+    """A relative promise's line: the mean of the floors golden sets on ``seeds`` from the
+    baselines it measures on each (`tests.learning.baselines`); nothing for a promise with a
+    threshold of its own."""
+    validation = load_preset(name).validation
+    assert validation is not None
+    if validation.gap_closed is None:
+        return {}
+    resolved = []
+    for seed in seeds:
+        floor = baselines.resolve(name, validation, seed)[0].min_reward
+        assert floor is not None, f"{name}: golden set no floor on seed {seed}"
+        resolved.append(floor)
+    return {load_preset(name).name: statistics.fmean(resolved)}
+
+
 def draw(name: str, folders: list[Path], figure: Path) -> None:
     """The preset's curve over its seeds' runs, drawn by ``coach plot``'s own code."""
     from coach.cli_plot import plot_runs
 
-    for folder in folders:  # kept by a golden run from before golden wrote it
-        if not (folder / "params.yaml").is_file():
-            write_params(folder / "params.yaml", load_preset(name), int(folder.name[4:]), [])
+    seeds = [int(folder.name.removeprefix("seed")) for folder in folders]
+    for folder, seed in zip(folders, seeds, strict=True):
+        if not (folder / "params.yaml").is_file():  # kept by golden before it wrote one
+            write_params(folder / "params.yaml", load_preset(name), seed, [])
     with tempfile.TemporaryDirectory(prefix="coach-bench-plot-") as scratch:
-        written = plot_runs(folders, Path(scratch), "env_steps", metric(name))
+        written = plot_runs(folders, Path(scratch), "env_steps", metric(name), floors(name, seeds))
         curves = [p for p in written if p.suffix == ".png" and p.stem != "final_performance"]
         assert len(curves) == 1, f"{name}: expected one figure, got {curves}"
         figure.parent.mkdir(parents=True, exist_ok=True)

@@ -15,6 +15,7 @@ aggregated (`coach.studies.tables`), and ``report.html``, a page of it all
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -63,10 +64,20 @@ def plot(paths: tuple[Path, ...], output: Path, x_axis: str, metric: str) -> Non
         fail(str(error))
 
 
-def plot_runs(paths: list[Path], output: Path, x_axis: str, metric: str) -> list[Path]:
+def plot_runs(
+    paths: list[Path],
+    output: Path,
+    x_axis: str,
+    metric: str,
+    floors: Mapping[str, float] | None = None,
+) -> list[Path]:
     """Write one figure per environment of the runs under ``paths``, the table of the
     presets' final performance (``final_performance.csv``) and the report of them all
-    (``report.html``); returns the files."""
+    (``report.html``); returns the files.
+
+    ``floors`` gives, by preset name, the threshold of a validation that has none until it is
+    judged (a share of the gap between baselines measured then): drawn and scored as if the
+    validation had it."""
     from coach.studies.figures import aggregate_figure, curve_figure, save
     from coach.studies.report import Report, write_report
     from coach.studies.runs import find_runs, on_grid
@@ -80,6 +91,9 @@ def plot_runs(paths: list[Path], output: Path, x_axis: str, metric: str) -> list
     loaded = {spec: _validation(spec) for spec in specs}  # each preset loaded once
     validations = {name: loaded[runs[0].spec or runs[0].preset] for name, runs in every.items()}
     thresholds = {name: _threshold(validations[name], metric) for name in every}
+    for name, runs in every.items():
+        if floors and runs[0].preset in floors:
+            thresholds[name] = floors[runs[0].preset]
     lines = {
         name: _ceiling(validations[name], metric) if floor is None else floor
         for name, floor in thresholds.items()
@@ -90,7 +104,7 @@ def plot_runs(paths: list[Path], output: Path, x_axis: str, metric: str) -> list
         curves = {name: on_grid(runs, metric=metric, x=x_axis) for name, runs in presets.items()}
         shared = {lines[name] for name in presets}
         line = shared.pop() if len(shared) == 1 else None
-        floors = {thresholds[name] for name in presets}
+        minimums = {thresholds[name] for name in presets}
         batch = all(
             any(key.startswith("batch.") for key in run.parameters)
             for runs in presets.values()
@@ -104,7 +118,7 @@ def plot_runs(paths: list[Path], output: Path, x_axis: str, metric: str) -> list
             x_label=x_label,
             y_label=f"evaluation {metric.replace('_', ' ')}",
             threshold=line,
-            threshold_label="threshold" if floors == {line} else "ceiling",
+            threshold_label="threshold" if minimums == {line} else "ceiling",
         )
         written += save(figure, output / re.sub(r"[^A-Za-z0-9._-]+", "_", environment))
         figures[environment] = written[-1]

@@ -70,7 +70,8 @@ def seed_table(result: dict[str, Any], validation: PresetValidation | None) -> s
         notes.append(
             "The promise is relative: on each seed, the golden run first scores a uniformly "
             "random policy and a scripted one on that seed, and the floor is the "
-            "share of the gap between them that the preset promises to close."
+            "share of the gap between them that the preset promises to close. The figure's "
+            "dashed line is the mean of the seeds' floors."
         )
     if per_agent > 1:
         notes.append(

@@ -4,6 +4,7 @@ code into a figure, and their figures per seed into ``results.json``."""
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import shutil
 from dataclasses import asdict
@@ -11,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks.learning_curves import metric, record
-from coach.presets import presets_dir
+from benchmarks.learning_curves import floors, metric, record
+from coach.presets import PresetValidation, presets_dir
 from tests.integration.coach_cli import SMALL, coach
 from tests.learning.golden_case import MARKS, RESULT, GoldenResult
 
@@ -58,3 +59,18 @@ def test_a_preset_whose_seeds_finished_is_drawn_and_recorded(
     assert entry["command"].endswith(f"{name} --seeds 0 1")
     assert [s["total_seconds"] for s in entry["seeds"]] == [2.5, 3.5]
     assert metric("ExplorationChain_DQN") == "success_rate"
+
+
+def test_a_relative_promise_is_drawn_at_the_mean_of_its_seeds_floors(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from tests.learning import baselines
+
+    def resolve(name: str, validation: PresetValidation, seed: int) -> tuple[object, str]:
+        assert validation.gap_closed is not None  # asked only of a relative promise
+        return dataclasses.replace(validation, min_reward=-70.0 - 2 * seed), ""
+
+    monkeypatch.setattr(baselines, "resolve", resolve)
+    spread = floors("SimpleSpread_SharedPPO", [0, 1, 2])  # floors -70, -72 and -74
+    assert spread == {"SimpleSpread_SharedPPO": pytest.approx(-72.0)}
+    assert floors("CartPole_DQN", [0, 1, 2]) == {}  # a threshold of its own
