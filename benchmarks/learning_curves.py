@@ -7,8 +7,9 @@ seeds, as `make golden` trains it, and drawn through ``coach plot``.
 Each (preset, seed) case trains within its validation's budgets and is judged the golden way
 (`tests.learning.golden_case.run_case`), kept in ``--runs`` (``experiments/benchmarks`` by
 default): a finished case is read back instead of trained again, an interrupted one resumes
-from its checkpoint. Then, for every preset whose seeds have all finished, it writes under
-``--docs`` (``docs/benchmarks``), under the preset's name (a preset file's stem):
+from its checkpoint (Ctrl-C or SIGTERM stops the running cases with a checkpoint each). Then,
+for every preset whose seeds have all finished, it writes under ``--docs``
+(``docs/benchmarks``), under the preset's name (a preset file's stem):
 
 - ``figures/PRESET.png``: the evaluation curve over the seeds, its 95% bootstrap band and the
   validation's threshold (`coach.cli_plot.plot_runs`, what ``coach plot`` draws); for a
@@ -42,7 +43,13 @@ from typing import Any
 from coach.experiment import write_params
 from coach.presets import list_presets, load_preset
 from tests.learning import baselines
-from tests.learning.golden import case_name, finished, make_dataset, missing_datasets
+from tests.learning.golden import (
+    case_name,
+    finished,
+    forwarding_stops,
+    make_dataset,
+    missing_datasets,
+)
 from tests.learning.golden_case import MARKS, GoldenResult
 
 SEEDS = (0, 1, 2)
@@ -177,7 +184,10 @@ def main() -> int:
     todo = [(name, seed) for name in names for seed in args.seeds]
     started = time.perf_counter()
     by_preset: dict[str, list[GoldenResult]] = {name: [] for name in names}
-    with ProcessPoolExecutor(args.jobs, mp_context=get_context("spawn")) as pool:
+    with (
+        ProcessPoolExecutor(args.jobs, mp_context=get_context("spawn")) as pool,
+        forwarding_stops() as stopped,
+    ):
         for dataset, recipe in missing_datasets(names).items():
             error = pool.submit(make_dataset, recipe).result()
             print(f"dataset {dataset}: {error or 'made by its recipe'}", flush=True)
@@ -188,6 +198,10 @@ def main() -> int:
             if len(by_preset[r.preset]) == len(args.seeds):  # drawn as soon as it is whole
                 record(r.preset, by_preset[r.preset], args)
     print(f"{len(todo)} cases, {time.perf_counter() - started:.0f} s with {args.jobs} jobs")
+    signum = stopped()
+    if signum is not None:
+        print(f"interrupted by signal {signum}: the same command resumes the cases it stopped")
+        return 128 + signum
     return 0
 
 

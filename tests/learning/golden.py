@@ -25,25 +25,31 @@ that a run that peaks and then collapses is visible. Exits 1 if any case fails.
 Cases longer than a sitting (Atari_DQN trains 2.5M steps) run with ``--runs DIR``: each case
 keeps its folder there and saves a checkpoint every half hour, replay memory included; the
 same command again resumes the unfinished cases exactly where their checkpoints left them and
-reports the finished ones without training them again.
+reports the finished ones without training them again. Ctrl-C (or SIGTERM) then stops the
+running cases after their current step with a checkpoint each, starts no other, and exits
+130 (143): nothing trained is lost.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import math
+import multiprocessing
 import os
+import signal
 import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from concurrent.futures import Executor, ProcessPoolExecutor, as_completed
 from multiprocessing import get_context
 from pathlib import Path
 
 from coach.batch.graph_manager import BatchRLGraphManager
 from coach.batch.ids import local_dataset
+from coach.errors import RunInterrupted
 from coach.presets import list_presets, load_preset
 from tests.learning.golden_case import (
     CHECKPOINT_SECONDS,
@@ -146,8 +152,32 @@ def finished(
     for future in as_completed(futures):
         try:
             yield future.result()
+        except RunInterrupted:
+            why = RuntimeError("interrupted; the same command resumes it from its checkpoint")
+            yield unrunnable(*futures[future], why)
         except Exception as error:
             yield unrunnable(*futures[future], error)
+
+
+@contextlib.contextmanager
+def forwarding_stops() -> Iterator[Callable[[], int | None]]:
+    """Within: SIGINT and SIGTERM do not stop this runner but reach its pool's processes,
+    where a kept case stops with a checkpoint and no other starts (`run_case`); the runner
+    collects what they report and ends. Yields what tells the signal that came, if one did."""
+    came: list[int] = []
+
+    def forward(signum: int, frame: object) -> None:
+        came.append(signum)
+        for child in multiprocessing.active_children():
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(child.pid, signum)  # type: ignore[arg-type]
+
+    before = {s: signal.signal(s, forward) for s in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        yield lambda: came[0] if came else None
+    finally:
+        for number, handler in before.items():
+            signal.signal(number, handler)
 
 
 def main() -> int:
@@ -176,7 +206,11 @@ def main() -> int:
     todo = cases(args.presets, args.seeds)
     started = time.perf_counter()
     results = []
-    with ProcessPoolExecutor(args.jobs, mp_context=get_context("spawn")) as pool:
+    with contextlib.ExitStack() as stack:
+        pool = stack.enter_context(ProcessPoolExecutor(args.jobs, mp_context=get_context("spawn")))
+        # Kept cases stop with a checkpoint on a signal (entered last: left first, before
+        # the pool's processes are joined); cases in temporary folders just stop.
+        stopped = stack.enter_context(forwarding_stops()) if args.runs else lambda: None
         # The batch presets' datasets first: made by their recipes where they are missing.
         recipes = missing_datasets(sorted({name for name, _ in todo}))
         made = {pool.submit(make_dataset, recipe): dataset for dataset, recipe in recipes.items()}
@@ -213,6 +247,10 @@ def main() -> int:
         f"reproduce: python -m tests.learning.golden {' '.join(args.presets)} "
         f"--jobs {args.jobs}{workers}"
     )
+    signum = stopped()
+    if signum is not None:
+        print(f"interrupted by signal {signum}: the same command resumes the cases it stopped")
+        return 128 + signum
     return 1 if failed else 0
 
 

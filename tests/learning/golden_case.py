@@ -4,11 +4,15 @@ which runs the cases and prints the table)."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import shutil
+import signal
 import tempfile
+import threading
 import time
+from collections.abc import Iterator
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -16,6 +20,7 @@ from typing import Any
 from coach.batch.graph_manager import BatchRLGraphManager
 from coach.checkpoints import BEST, LATEST, load_checkpoint
 from coach.core.step_units import EnvironmentEpisodes, StepUnit
+from coach.errors import RunInterrupted
 from coach.experiment import write_params
 from coach.graph_managers.evaluation import EvaluationResult
 from coach.graph_managers.graph_manager import GraphManager
@@ -144,6 +149,40 @@ CHECKPOINT_SECONDS = 1800.0
 """How often a kept case saves a checkpoint to resume from (with its replay memory)."""
 
 
+class _Stop:
+    """A kept case's process stops on SIGINT or SIGTERM (``make golden`` or ``make
+    benchmarks-docs`` interrupted): the running case stops after its current step and saves
+    a checkpoint to resume from, and no later case starts in this process. Repeated signals
+    change nothing (the runner forwards its own to its cases): SIGKILL stops at once."""
+
+    signum: int | None = None
+    graph: GraphManager | None = None
+
+    @classmethod
+    def handle(cls, signum: int, frame: Any) -> None:
+        cls.signum = cls.signum or signum
+        if cls.graph is not None:
+            cls.graph.stop_requested = cls.signum
+
+    @classmethod
+    @contextlib.contextmanager
+    def on_signals(cls) -> Iterator[None]:
+        """Within: SIGINT and SIGTERM stop the case (in the main thread: a pool's worker, or
+        a test), then the handlers before are back."""
+        if cls.signum is not None:
+            raise RunInterrupted(cls.signum)
+        if threading.current_thread() is not threading.main_thread():
+            yield
+            return
+        before = {s: signal.signal(s, cls.handle) for s in (signal.SIGINT, signal.SIGTERM)}
+        try:
+            yield
+        finally:
+            for number, handler in before.items():
+                signal.signal(number, handler)
+            cls.graph = None
+
+
 def _broken(
     validation: PresetValidation, evaluations: list[EvaluationResult], within: list[bool]
 ) -> bool:
@@ -175,8 +214,9 @@ def run_case(
             return _run_case(name, seed, workers, backend, Path(directory), None)
     if (folder / RESULT).is_file():
         return GoldenResult(**json.loads((folder / RESULT).read_text()))
-    folder.mkdir(parents=True, exist_ok=True)
-    result = _run_case(name, seed, workers, backend, folder, checkpoint_seconds)
+    with _Stop.on_signals():
+        folder.mkdir(parents=True, exist_ok=True)
+        result = _run_case(name, seed, workers, backend, folder, checkpoint_seconds)
     partial = folder / f"{RESULT}.partial"
     partial.write_text(json.dumps(asdict(result)))
     partial.replace(folder / RESULT)
@@ -243,6 +283,8 @@ def _run_case(
         context.checkpoint_seconds, context.save_memory = checkpoint_seconds, True
         context.keep_checkpoints = 2
     graph.create_graph(context)
+    if kept:  # a signal stops it after its current step
+        _Stop.graph, graph.stop_requested = graph, _Stop.signum
     try:
         if resume is not None:  # the evaluations the checkpoint holds keep their marks
             old = [tuple(m) for m in json.loads((directory / MARKS).read_text())]
@@ -250,6 +292,9 @@ def _run_case(
             offset = marks[-1][1] if marks else 0.0
         graph.improve()
         final_path = graph.save_checkpoint()  # as the CLI's run ends, early stop or not
+    except RunInterrupted:
+        graph.save_checkpoint()  # with its memories: the case resumes from here
+        raise
     finally:
         graph.close()
     evaluations = graph.evaluations

@@ -290,6 +290,46 @@ def test_a_kept_case_resumes_exactly_where_it_was_interrupted_and_is_not_run_twi
     assert run_case(preset, seed=0, folder=case) == resumed
 
 
+def test_sigterm_stops_the_kept_cases_with_a_checkpoint_and_starts_no_other(
+    tmp_path: Path,
+) -> None:
+    validation = "min_reward=5, max_env_steps=3100, seeds=(0, 1)"
+    preset = _cartpole(tmp_path, validation, improve=3000, period=300)
+    whole = run_case(preset, seed=0)  # uninterrupted, in a temporary folder
+
+    # One case at a time: seed 0 runs, seed 1 waits its turn. SIGTERM to the runner alone,
+    # once seed 0 has evaluated (no periodic checkpoint yet: every half hour by default).
+    runs = tmp_path / "runs"
+    case = runs / "Tiny" / "seed0"
+    command = [sys.executable, "-m", "tests.learning.golden", "--jobs", "1"]
+    process = subprocess.Popen(
+        [*command, "--runs", str(runs), preset],
+        cwd=Path(__file__).resolve().parents[2],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    try:
+        while not (case / MARKS).is_file():
+            assert process.poll() is None, "the run ended before it could be interrupted"
+            time.sleep(0.02)
+        process.send_signal(signal.SIGTERM)
+        output, _ = process.communicate(timeout=120)
+    finally:
+        process.kill()
+    assert process.returncode == 128 + signal.SIGTERM, output
+    assert "Traceback" not in output
+    assert "interrupted by signal 15: the same command resumes the cases it stopped" in output
+    assert not (case / RESULT).exists(), "stopped too late: the case had finished"
+    latest = (case / "checkpoints" / "latest").read_text().strip()  # checkpoint_<env steps>.pt
+    assert 300 <= int(latest.removeprefix("checkpoint_").removesuffix(".pt")) < 3000, latest
+    assert not (runs / "Tiny" / "seed1").exists()  # never started
+
+    resumed = run_case(preset, seed=0, folder=case)
+    same = ("reached_at", "best", "best_checkpoint", "final", "passed", "why")
+    assert [getattr(resumed, f) for f in same] == [getattr(whole, f) for f in same]
+
+
 def test_the_best_agent_is_the_best_within_the_budget(tmp_path: Path) -> None:
     """The run goes on to its first evaluation past the budget (at 300 env steps, past 250),
     which here scores higher than the one within it (at 200) and so writes best.pt again:
