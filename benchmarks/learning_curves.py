@@ -193,8 +193,11 @@ def main() -> int:
             print(f"dataset {dataset}: {error or 'made by its recipe'}", flush=True)
         for r in finished(pool, todo, args.runs):
             by_preset[r.preset].append(r)
-            at = f"{r.reached_at:,} env steps" if r.reached_at is not None else "never"
-            print(f"{r.preset} seed {r.seed}: threshold reached at {at}", flush=True)
+            if r.why.startswith("did not run"):
+                print(f"{r.preset} seed {r.seed}: {r.why}", flush=True)
+            else:
+                at = f"{r.reached_at:,} env steps" if r.reached_at is not None else "never"
+                print(f"{r.preset} seed {r.seed}: threshold reached at {at}", flush=True)
             if len(by_preset[r.preset]) == len(args.seeds):  # drawn as soon as it is whole
                 record(r.preset, by_preset[r.preset], args)
     print(f"{len(todo)} cases, {time.perf_counter() - started:.0f} s with {args.jobs} jobs")
