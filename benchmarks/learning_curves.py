@@ -82,7 +82,8 @@ def floors(name: str, seeds: list[int]) -> dict[str, float]:
     """A relative promise's line: the mean of the floors golden sets on ``seeds`` from the
     baselines it measures on each (`tests.learning.baselines`); nothing for a promise with a
     threshold of its own."""
-    validation = load_preset(name).validation
+    preset = load_preset(name)
+    validation = preset.validation
     assert validation is not None
     if validation.gap_closed is None:
         return {}
@@ -91,7 +92,7 @@ def floors(name: str, seeds: list[int]) -> dict[str, float]:
         floor = baselines.resolve(name, validation, seed)[0].min_reward
         assert floor is not None, f"{name}: golden set no floor on seed {seed}"
         resolved.append(floor)
-    return {load_preset(name).name: statistics.fmean(resolved)}
+    return {preset.name: statistics.fmean(resolved)}
 
 
 def draw(name: str, folders: list[Path], figure: Path) -> None:

@@ -90,10 +90,11 @@ def plot_runs(
     specs = {run.spec or run.preset for runs in every.values() for run in runs}
     loaded = {spec: _validation(spec) for spec in specs}  # each preset loaded once
     validations = {name: loaded[runs[0].spec or runs[0].preset] for name, runs in every.items()}
-    thresholds = {name: _threshold(validations[name], metric) for name in every}
-    for name, runs in every.items():
-        if floors and runs[0].preset in floors:
-            thresholds[name] = floors[runs[0].preset]
+    given = floors or {}
+    thresholds = {
+        name: given.get(runs[0].preset, _threshold(validations[name], metric))
+        for name, runs in every.items()
+    }
     lines = {
         name: _ceiling(validations[name], metric) if floor is None else floor
         for name, floor in thresholds.items()

@@ -18,7 +18,6 @@ from __future__ import annotations
 import contextlib
 import os
 import shutil
-import signal
 import threading
 import time
 from pathlib import Path
@@ -27,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 import click
 import yaml
 
-from coach.errors import CoachError
+from coach.errors import CoachError, on_stop_signals
 
 if TYPE_CHECKING:
     from coach.cli_run import RunOptions
@@ -289,9 +288,5 @@ def _group_signals(
         stop.set()
         group.log("stopping: each running seed checkpoints (Ctrl-C again ends them at once)")
 
-    before = {s: signal.signal(s, handler) for s in (signal.SIGINT, signal.SIGTERM)}
-    try:
+    with on_stop_signals(handler):
         yield
-    finally:
-        for s, previous in before.items():
-            signal.signal(s, previous)

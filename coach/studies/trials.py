@@ -22,14 +22,13 @@ from __future__ import annotations
 import contextlib
 import math
 import shutil
-import signal
 import warnings
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from coach.errors import CoachError
+from coach.errors import CoachError, on_stop_signals
 from coach.studies.search_space import Pruning
 
 if TYPE_CHECKING:
@@ -194,8 +193,7 @@ def run_trial(job: TrialJob) -> TrialOutcome:
     )
     reporter = _Reporter(optuna.trial.Trial(study, job.trial_id))
     # Until a run installs its own handlers (and after it), a stop signal is kept here.
-    before = {s: signal.signal(s, reporter.stop) for s in (signal.SIGINT, signal.SIGTERM)}
-    try:
+    with on_stop_signals(reporter.stop):
         for index, seed in enumerate(job.seeds):
             reporter.last_run = index == len(job.seeds) - 1
             ended = _run(job, seed, reporter)
@@ -203,9 +201,6 @@ def run_trial(job: TrialJob) -> TrialOutcome:
                 return ended
             if not reporter.last_run:
                 reporter.next_run()
-    finally:
-        for s, handler in before.items():
-            signal.signal(s, handler)
     final = reporter.value()
     if final is None:
         return TrialOutcome(job.number, FAILED, message="the run made no evaluation")

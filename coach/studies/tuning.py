@@ -41,7 +41,7 @@ import click
 import numpy as np
 import yaml
 
-from coach.errors import CoachError
+from coach.errors import CoachError, on_stop_signals
 from coach.studies.search_space import SearchSpace
 from coach.studies.trials import (
     COMPLETE,
@@ -229,30 +229,28 @@ class Tuning:
     def run(self) -> None:
         """Run trials until enough have finished or a signal stops the study."""
         finished = self.finished()
-        handlers = {s: signal.signal(s, self.stop) for s in (signal.SIGINT, signal.SIGTERM)}
         total = self.settings.trials
         bar = self.log.terminal.bar("trials", total, "trials", initial=finished, leave=True)
         try:
-            while True:
-                if bar.due() or finished >= total:  # (the postfix reads the study)
-                    bar.update(finished, self._postfix(finished))
-                while (
-                    self.stop.signum is None
-                    and len(self.running) < self.settings.jobs
-                    and finished + len(self.running) < self.settings.trials
-                ):
-                    self._launch()
-                if not self.running:
-                    return
-                self._pass_on_signals()
-                outcome = self.runner.next_outcome(timeout=0.5)
-                if outcome is not None:
-                    self._finish(outcome)
-                    finished += outcome.state != INTERRUPTED
+            with on_stop_signals(self.stop):
+                while True:
+                    if bar.due() or finished >= total:  # (the postfix reads the study)
+                        bar.update(finished, self._postfix(finished))
+                    while (
+                        self.stop.signum is None
+                        and len(self.running) < self.settings.jobs
+                        and finished + len(self.running) < self.settings.trials
+                    ):
+                        self._launch()
+                    if not self.running:
+                        return
+                    self._pass_on_signals()
+                    outcome = self.runner.next_outcome(timeout=0.5)
+                    if outcome is not None:
+                        self._finish(outcome)
+                        finished += outcome.state != INTERRUPTED
         finally:
             bar.close()
-            for s, handler in handlers.items():
-                signal.signal(s, handler)
             self._abandon()
 
     def _postfix(self, finished: int) -> str:

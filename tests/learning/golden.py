@@ -37,7 +37,6 @@ import contextlib
 import math
 import multiprocessing
 import os
-import signal
 import subprocess
 import sys
 import tempfile
@@ -49,7 +48,7 @@ from pathlib import Path
 
 from coach.batch.graph_manager import BatchRLGraphManager
 from coach.batch.ids import local_dataset
-from coach.errors import RunInterrupted
+from coach.errors import RunInterrupted, on_stop_signals
 from coach.presets import list_presets, load_preset
 from tests.learning.golden_case import (
     CHECKPOINT_SECONDS,
@@ -172,12 +171,8 @@ def forwarding_stops() -> Iterator[Callable[[], int | None]]:
             with contextlib.suppress(ProcessLookupError):
                 os.kill(child.pid, signum)  # type: ignore[arg-type]
 
-    before = {s: signal.signal(s, forward) for s in (signal.SIGINT, signal.SIGTERM)}
-    try:
+    with on_stop_signals(forward):
         yield lambda: came[0] if came else None
-    finally:
-        for number, handler in before.items():
-            signal.signal(number, handler)
 
 
 def main() -> int:

@@ -8,7 +8,6 @@ import contextlib
 import json
 import math
 import shutil
-import signal
 import tempfile
 import threading
 import time
@@ -20,7 +19,7 @@ from typing import Any
 from coach.batch.graph_manager import BatchRLGraphManager
 from coach.checkpoints import BEST, LATEST, load_checkpoint
 from coach.core.step_units import EnvironmentEpisodes, StepUnit
-from coach.errors import RunInterrupted
+from coach.errors import RunInterrupted, on_stop_signals
 from coach.experiment import write_params
 from coach.graph_managers.evaluation import EvaluationResult
 from coach.graph_managers.graph_manager import GraphManager
@@ -174,12 +173,10 @@ class _Stop:
         if threading.current_thread() is not threading.main_thread():
             yield
             return
-        before = {s: signal.signal(s, cls.handle) for s in (signal.SIGINT, signal.SIGTERM)}
         try:
-            yield
+            with on_stop_signals(cls.handle):
+                yield
         finally:
-            for number, handler in before.items():
-                signal.signal(number, handler)
             cls.graph = None
 
 
