@@ -136,8 +136,13 @@ class ExperimentLogger:
             "last_episode_reward": self.last_episode_reward,
             "last_evaluation": self.last_evaluation,
             "last_success_rate": self.last_success_rate,
-            "seconds": time.perf_counter() - self.start,
+            "seconds": self.seconds,
         }
+
+    @property
+    def seconds(self) -> float:
+        """The run's wall time so far, across its resumptions."""
+        return time.perf_counter() - self.start
 
     def writer(self, run: str) -> EventWriter:
         if run not in self._writers:
@@ -163,7 +168,7 @@ class ExperimentLogger:
     def _row(self, **values: Any) -> None:
         # The columns in order, blank where a row has no value (a plain writer, without a
         # DictWriter's check of every row's keys).
-        values["wall_time"] = f"{time.perf_counter() - self.start:.3f}"
+        values["wall_time"] = f"{self.seconds:.3f}"
         self._csv.writerow([values.get(column, "") for column in CSV_COLUMNS])
 
     def episode(

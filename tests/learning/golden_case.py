@@ -10,7 +10,6 @@ import math
 import shutil
 import tempfile
 import threading
-import time
 from collections.abc import Iterator
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -246,14 +245,13 @@ def _run_case(
     if kept and (directory / "checkpoints" / LATEST).is_file():
         resume = load_checkpoint(directory)
     # For each evaluation: whether it came within every budget, and the wall time since
-    # the run started (across its resumptions).
+    # the run started (across its resumptions: the logger's clock, which a checkpoint keeps).
     marks: list[tuple[bool, float]] = []
-    offset = 0.0
-    start = time.perf_counter()
 
     def stop_when(result: EvaluationResult) -> bool:
         spent = Spent.of(graph)
-        marks.append((spent.within(validation), offset + time.perf_counter() - start))
+        assert graph.logger is not None  # a run in a folder has one
+        marks.append((spent.within(validation), graph.logger.seconds))
         if kept:  # whole or not at all: the runner may be killed at any moment
             partial = directory / f"{MARKS}.partial"
             partial.write_text(json.dumps(marks))
@@ -283,10 +281,9 @@ def _run_case(
     if kept:  # a signal stops it after its current step
         _Stop.graph, graph.stop_requested = graph, _Stop.signum
     try:
-        if resume is not None:  # the evaluations the checkpoint holds keep their marks
+        if resume is not None and graph.evaluations:  # theirs are kept in the marks
             old = [tuple(m) for m in json.loads((directory / MARKS).read_text())]
             marks[:] = old[: len(graph.evaluations)]  # type: ignore[arg-type]
-            offset = marks[-1][1] if marks else 0.0
         graph.improve()
         final_path = graph.save_checkpoint()  # as the CLI's run ends, early stop or not
     except RunInterrupted:

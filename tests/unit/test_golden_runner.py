@@ -290,6 +290,50 @@ def test_a_kept_case_resumes_exactly_where_it_was_interrupted_and_is_not_run_twi
     assert run_case(preset, seed=0, folder=case) == resumed
 
 
+def test_a_case_killed_before_its_first_evaluation_resumes_from_its_checkpoint(
+    tmp_path: Path,
+) -> None:
+    """A long heatup: the case saves its first checkpoint before it has evaluated (no marks
+    yet), and resumes from it, with the wall time before the kill counted in its figures."""
+    preset = _preset(
+        tmp_path,
+        ONLINE,
+        heatup=3000,
+        improve=600,
+        period=600,
+        episodes=2,
+        level="CartPole-v1",
+        validation="min_reward=5, max_env_steps=3600",
+    )
+    whole = run_case(preset, seed=0)
+    runs = tmp_path / "runs"
+    case = runs / "Tiny" / "seed0"
+    command = [sys.executable, "-m", "tests.learning.golden", "--jobs", "1"]
+    command += ["--runs", str(runs), "--checkpoint-seconds", "0.2", preset]
+    process = subprocess.Popen(
+        command,
+        cwd=Path(__file__).resolve().parents[2],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+    try:
+        while not (case / "checkpoints" / "latest").is_file():
+            assert process.poll() is None, "the run ended before it could be interrupted"
+            time.sleep(0.02)
+    finally:
+        os.killpg(process.pid, signal.SIGKILL)
+        process.wait()
+    latest = case / "checkpoints" / (case / "checkpoints" / "latest").read_text().strip()
+    assert not (case / MARKS).exists(), "killed too late: the case had evaluated"
+    before = load_checkpoint(latest)["logger"]["seconds"]
+
+    resumed = run_case(preset, seed=0, folder=case)
+    same = ("reached_at", "best", "best_checkpoint", "final", "passed", "why")
+    assert [getattr(resumed, f) for f in same] == [getattr(whole, f) for f in same]
+    assert resumed.seconds is not None and resumed.seconds > before > 0
+
+
 def test_sigterm_stops_the_kept_cases_with_a_checkpoint_and_starts_no_other(
     tmp_path: Path,
 ) -> None:
