@@ -47,10 +47,9 @@ from tests.learning.golden import (
     case_name,
     finished,
     forwarding_stops,
-    make_dataset,
     missing_datasets,
 )
-from tests.learning.golden_case import MARKS, GoldenResult
+from tests.learning.golden_case import MARKS, GoldenResult, make_dataset, stop_on_signals
 
 SEEDS = (0, 1, 2)
 RESULTS = "results.json"
@@ -186,13 +185,15 @@ def main() -> int:
     started = time.perf_counter()
     by_preset: dict[str, list[GoldenResult]] = {name: [] for name in names}
     with (
-        ProcessPoolExecutor(args.jobs, mp_context=get_context("spawn")) as pool,
+        ProcessPoolExecutor(
+            args.jobs, mp_context=get_context("spawn"), initializer=stop_on_signals
+        ) as pool,
         forwarding_stops() as stopped,
     ):
         for dataset, recipe in missing_datasets(names).items():
             error = pool.submit(make_dataset, recipe).result()
             print(f"dataset {dataset}: {error or 'made by its recipe'}", flush=True)
-        for r in finished(pool, todo, args.runs):
+        for r in finished(pool, todo, args.runs, stopped=stopped):
             by_preset[r.preset].append(r)
             if r.why.startswith("did not run"):
                 print(f"{r.preset} seed {r.seed}: {r.why}", flush=True)

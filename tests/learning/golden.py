@@ -27,7 +27,8 @@ keeps its folder there and saves a checkpoint every half hour, replay memory inc
 same command again resumes the unfinished cases exactly where their checkpoints left them and
 reports the finished ones without training them again. Ctrl-C (or SIGTERM) then stops the
 running cases after their current step with a checkpoint each, starts no other, and exits
-130 (143): nothing trained is lost.
+130 (143): nothing trained is lost. A dataset's recipe it interrupts is killed, and made
+again by the next run.
 """
 
 from __future__ import annotations
@@ -37,9 +38,7 @@ import contextlib
 import math
 import multiprocessing
 import os
-import subprocess
 import sys
-import tempfile
 import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import Executor, ProcessPoolExecutor, as_completed
@@ -54,7 +53,9 @@ from tests.learning.golden_case import (
     CHECKPOINT_SECONDS,
     EPISODES,
     GoldenResult,
+    make_dataset,
     run_case,
+    stop_on_signals,
     unrunnable,
 )
 
@@ -70,21 +71,6 @@ def missing_datasets(names: list[str]) -> dict[str, str]:
             if params.dataset_recipe and local_dataset(params.dataset) is None:
                 missing[params.dataset] = params.dataset_recipe
     return missing
-
-
-def make_dataset(recipe: str) -> str | None:
-    """Run a dataset's recipe (its shell commands) in a scratch folder, with this Python's
-    ``coach`` first on the PATH; ``None`` when it worked, else the last line it printed."""
-    bin_dir = str(Path(sys.executable).parent)
-    env = {**os.environ, "PATH": os.pathsep.join([bin_dir, os.environ.get("PATH", "")])}
-    with tempfile.TemporaryDirectory(prefix="coach-golden-dataset-") as scratch:
-        done = subprocess.run(
-            ["bash", "-e", "-c", recipe], cwd=scratch, env=env, capture_output=True, text=True
-        )
-    if done.returncode == 0:
-        return None
-    lines = (done.stderr + done.stdout).strip().splitlines()
-    return lines[-1] if lines else f"exit status {done.returncode}"
 
 
 def cases(names: list[str] | None = None, seeds: list[int] | None = None) -> list[tuple[str, int]]:
@@ -132,10 +118,15 @@ def finished(
     workers: int | None = None,
     backend: str = "local",
     checkpoint_seconds: float = CHECKPOINT_SECONDS,
+    stopped: Callable[[], int | None] = lambda: None,
 ) -> Iterator[GoldenResult]:
     """Run the (preset, seed) cases in ``pool`` (each kept in ``runs/PRESET/seedN`` when
     ``runs`` is given) and yield each result as its case ends; a case that raises fails alone,
-    with its reason."""
+    with its reason. None starts once ``stopped`` tells a signal came (`forwarding_stops`)."""
+    if stopped() is not None:
+        for name, seed in todo:
+            yield unrunnable(name, seed, RuntimeError("interrupted before it started"))
+        return
     futures = {
         pool.submit(
             run_case,
@@ -202,7 +193,13 @@ def main() -> int:
     started = time.perf_counter()
     results = []
     with contextlib.ExitStack() as stack:
-        pool = stack.enter_context(ProcessPoolExecutor(args.jobs, mp_context=get_context("spawn")))
+        pool = stack.enter_context(
+            ProcessPoolExecutor(
+                args.jobs,
+                mp_context=get_context("spawn"),
+                initializer=stop_on_signals if args.runs else None,
+            )
+        )
         # Kept cases stop with a checkpoint on a signal (entered last: left first, before
         # the pool's processes are joined); cases in temporary folders just stop.
         stopped = stack.enter_context(forwarding_stops()) if args.runs else lambda: None
@@ -214,7 +211,13 @@ def main() -> int:
             outcome = f"could not be made: {error}" if error else "made by its recipe"
             print(f"dataset {made[future]}: {outcome}", flush=True)
         for r in finished(
-            pool, todo, args.runs, args.num_workers, args.backend, args.checkpoint_seconds
+            pool,
+            todo,
+            args.runs,
+            args.num_workers,
+            args.backend,
+            args.checkpoint_seconds,
+            stopped,
         ):
             results.append(r)
             state = "pass" if r.passed else f"FAIL ({r.why})"

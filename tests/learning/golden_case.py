@@ -7,7 +7,11 @@ from __future__ import annotations
 import contextlib
 import json
 import math
+import os
 import shutil
+import signal
+import subprocess
+import sys
 import tempfile
 import threading
 from collections.abc import Iterator
@@ -18,7 +22,7 @@ from typing import Any
 from coach.batch.graph_manager import BatchRLGraphManager
 from coach.checkpoints import BEST, LATEST, load_checkpoint
 from coach.core.step_units import EnvironmentEpisodes, StepUnit
-from coach.errors import RunInterrupted, on_stop_signals
+from coach.errors import STOP_SIGNALS, RunInterrupted, on_stop_signals
 from coach.experiment import write_params
 from coach.graph_managers.evaluation import EvaluationResult
 from coach.graph_managers.graph_manager import GraphManager
@@ -150,17 +154,24 @@ CHECKPOINT_SECONDS = 1800.0
 class _Stop:
     """A kept case's process stops on SIGINT or SIGTERM (``make golden`` or ``make
     benchmarks-docs`` interrupted): the running case stops after its current step and saves
-    a checkpoint to resume from, and no later case starts in this process. Repeated signals
-    change nothing (the runner forwards its own to its cases): SIGKILL stops at once."""
+    a checkpoint to resume from, a dataset's recipe is killed (the next run makes the dataset
+    again), and no later case starts in this process. Repeated signals change nothing (the
+    runner forwards its own to its cases): SIGKILL stops at once."""
 
     signum: int | None = None
     graph: GraphManager | None = None
+    recipe: subprocess.Popen[str] | None = None
 
     @classmethod
     def handle(cls, signum: int, frame: Any) -> None:
         cls.signum = cls.signum or signum
         if cls.graph is not None:
             cls.graph.stop_requested = cls.signum
+        if cls.recipe is not None:  # its whole session: the shell and what it started
+            # Killed: a coach recording stopped by a signal keeps the episodes so far as a
+            # dataset, which the next run would take for the whole one.
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(cls.recipe.pid, signal.SIGKILL)
 
     @classmethod
     @contextlib.contextmanager
@@ -177,6 +188,50 @@ class _Stop:
                 yield
         finally:
             cls.graph = None
+
+
+def stop_on_signals() -> None:
+    """A runner's pool processes' initializer: from their start, SIGINT and SIGTERM stop
+    them as `_Stop` says, also while they wait for a case (rather than killing them, which
+    breaks the pool)."""
+    for number in STOP_SIGNALS:
+        signal.signal(number, _Stop.handle)
+
+
+def make_dataset(recipe: str) -> str | None:
+    """Run a dataset's recipe (its shell commands) in a scratch folder, with this Python's
+    ``coach`` first on the PATH; ``None`` when it worked, else the last line it printed (or
+    the signal that ended it: see `_Stop`)."""
+    if _Stop.signum is not None:
+        return f"interrupted by signal {_Stop.signum}"
+    bin_dir = str(Path(sys.executable).parent)
+    env = {**os.environ, "PATH": os.pathsep.join([bin_dir, os.environ.get("PATH", "")])}
+    # A session of its own, so that a stop ends the shell and whatever it started.
+    with (
+        tempfile.TemporaryDirectory(prefix="coach-golden-dataset-") as scratch,
+        subprocess.Popen(
+            ["bash", "-e", "-c", recipe],
+            cwd=scratch,
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            start_new_session=True,
+        ) as process,
+    ):
+        _Stop.recipe = process
+        try:
+            if _Stop.signum is not None:  # came before the recipe could be ended
+                _Stop.handle(_Stop.signum, None)
+            stdout, stderr = process.communicate()
+        finally:
+            _Stop.recipe = None
+    if _Stop.signum is not None:
+        return f"interrupted by signal {_Stop.signum}"
+    if process.returncode == 0:
+        return None
+    lines = (stderr + stdout).strip().splitlines()
+    return lines[-1] if lines else f"exit status {process.returncode}"
 
 
 def _broken(

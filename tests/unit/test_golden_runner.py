@@ -244,6 +244,41 @@ def test_a_case_that_cannot_run_fails_alone_with_its_reason(tmp_path: Path) -> N
     assert "0 passed, 1 failed" in result.stdout
 
 
+def test_ctrl_c_while_a_recipe_makes_a_dataset_ends_the_recipe_and_starts_no_case(
+    tmp_path: Path,
+) -> None:
+    started = tmp_path / "started"
+    recipe = f"touch {started}; sleep 97.125; touch {tmp_path / 'finished'}"
+    preset = _batch_with_recipe(tmp_path, "test/slow-v0", recipe)
+    root = Path(__file__).resolve().parents[2]
+    env = {**os.environ, "MINARI_DATASETS_PATH": str(tmp_path / "minari")}
+    command = [sys.executable, "-m", "tests.learning.golden", "--jobs", "1"]
+    process = subprocess.Popen(
+        [*command, "--runs", str(tmp_path / "runs"), preset],
+        cwd=root,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    try:
+        while not started.is_file():
+            assert process.poll() is None, "the runner ended before the recipe started"
+            time.sleep(0.02)
+        process.send_signal(signal.SIGINT)  # to the runner alone: it forwards the stop
+        output, _ = process.communicate(timeout=60)
+    finally:
+        process.kill()
+    assert process.returncode == 128 + signal.SIGINT, output
+    assert "Traceback" not in output
+    assert "dataset test/slow-v0: could not be made: interrupted by signal 2" in output
+    assert "did not run: interrupted before it started" in output
+    assert "interrupted by signal 2: the same command resumes the cases it stopped" in output
+    # The recipe's shell and what it started are gone, not left to finish.
+    assert subprocess.run(["pgrep", "-f", "sleep 97.125"], capture_output=True).returncode == 1
+    assert not (tmp_path / "finished").exists()
+
+
 def test_a_kept_case_resumes_exactly_where_it_was_interrupted_and_is_not_run_twice(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
