@@ -24,6 +24,7 @@ import dataclasses
 import difflib
 import importlib
 import importlib.util
+import inspect
 import sys
 import traceback
 from dataclasses import dataclass, field
@@ -223,6 +224,15 @@ def _from_module(
     module: ModuleType, name: str, source: str, spec: str, attr: str = "graph_manager"
 ) -> Preset:
     graph_manager = getattr(module, attr, None)
+    if inspect.isfunction(graph_manager):  # a factory: each load builds a graph of its own
+        try:
+            graph_manager = graph_manager()
+        except CoachError:
+            raise
+        except Exception as error:
+            raise CoachError(f"{source}: preset failed: {type(error).__name__}: {error}") from None
+        if not isinstance(graph_manager, GraphManager):
+            raise CoachError(f"{source}: {attr}() returned no GraphManager")
     if not isinstance(graph_manager, GraphManager):
         raise CoachError(f"{source} defines no GraphManager named {attr!r}")
     graph_manager.name = name

@@ -157,3 +157,36 @@ def test_a_reward_ceiling_is_a_baseline_promise() -> None:
     assert not target.ceiling() and target.reached(480.0, 0.0) and not target.broken(0.0, 500)
     with pytest.raises(CoachError, match="needs min_reward"):
         PresetValidation(max_epochs=40)
+
+
+def test_a_module_attr_preset_may_name_a_function_each_load_calls(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A module is imported once per process: a graph it builds when imported is the same
+    # object at every load, so a function that builds one gives each load its own.
+    (tmp_path / "my_presets.py").write_text(
+        "from coach import BasicRLGraphManager, DQNAgentParameters, GymEnvironmentParameters\n"
+        "from coach import ScheduleParameters\n"
+        "def make_cartpole():\n"
+        "    env = GymEnvironmentParameters(level='CartPole-v1')\n"
+        "    return BasicRLGraphManager(DQNAgentParameters(), env, ScheduleParameters())\n"
+        "built = make_cartpole()\n"
+        "def broken():\n"
+        "    raise ValueError('boom')\n"
+        "def nothing():\n"
+        "    return 3\n"
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    first, second = load_preset("my_presets:make_cartpole"), load_preset("my_presets:make_cartpole")
+    assert first.graph_manager is not second.graph_manager
+    assert first.name == "make_cartpole" and first.spec == "my_presets:make_cartpole"
+    assert (
+        load_preset("my_presets:built").graph_manager
+        is load_preset("my_presets:built").graph_manager
+    )
+    with pytest.raises(CoachError, match=r"my_presets:broken: preset failed: ValueError: boom"):
+        load_preset("my_presets:broken")
+    with pytest.raises(
+        CoachError, match=r"my_presets:nothing: nothing\(\) returned no GraphManager"
+    ):
+        load_preset("my_presets:nothing")
