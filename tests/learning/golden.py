@@ -25,10 +25,10 @@ that a run that peaks and then collapses is visible. Exits 1 if any case fails.
 Cases longer than a sitting (Atari_DQN trains 2.5M steps) run with ``--runs DIR``: each case
 keeps its folder there and saves a checkpoint every half hour, replay memory included; the
 same command again resumes the unfinished cases exactly where their checkpoints left them and
-reports the finished ones without training them again. Ctrl-C (or SIGTERM) then stops the
-running cases after their current step with a checkpoint each, starts no other, and exits
-130 (143): nothing trained is lost. A dataset's recipe it interrupts is killed, and made
-again by the next run.
+reports the finished ones without training them again (a finished case keeps its final
+checkpoint only). Ctrl-C (or SIGTERM) then stops the running cases after their current step
+with a checkpoint each, starts no other, and exits 130 (143): nothing trained is lost. A
+dataset's recipe it interrupts is killed, and made again by the next run.
 """
 
 from __future__ import annotations

@@ -340,6 +340,9 @@ def _run_case(
             old = [tuple(m) for m in json.loads((directory / MARKS).read_text())]
             marks[:] = old[: len(graph.evaluations)]  # type: ignore[arg-type]
         graph.improve()
+        # A finished case keeps its final checkpoint only: with an Atari replay in it, each
+        # one is several GB.
+        context.keep_checkpoints = 1
         final_path = graph.save_checkpoint()  # as the CLI's run ends, early stop or not
     except RunInterrupted:
         graph.save_checkpoint()  # with its memories: the case resumes from here

@@ -407,6 +407,10 @@ def test_sigterm_stops_the_kept_cases_with_a_checkpoint_and_starts_no_other(
     resumed = run_case(preset, seed=0, folder=case)
     same = ("reached_at", "best", "best_checkpoint", "final", "passed", "why")
     assert [getattr(resumed, f) for f in same] == [getattr(whole, f) for f in same]
+    # Finished, it keeps its final checkpoint only (an Atari replay makes each several GB).
+    assert [p.name for p in (case / "checkpoints").glob("checkpoint_*.pt")] == [
+        "checkpoint_3100.pt"
+    ]
 
 
 def test_the_best_agent_is_the_best_within_the_budget(tmp_path: Path) -> None:
