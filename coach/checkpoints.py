@@ -38,8 +38,14 @@ _NDARRAY = "__ndarray__"
 
 
 def pack(value: Any) -> Any:
-    """Make ``value`` loadable with ``weights_only=True``: numpy arrays become tensors."""
+    """Make ``value`` loadable with ``weights_only=True``: numpy arrays become tensors.
+
+    For a state saved at once: a writable C-contiguous array is shared, not copied (a full
+    Atari replay's frames are about 7 GB), so it must not change before the save ends.
+    """
     if isinstance(value, np.ndarray):
+        if value.flags.writeable and value.flags.c_contiguous:
+            return {_NDARRAY: torch.from_numpy(value)}
         return {_NDARRAY: torch.from_numpy(np.array(value, copy=True))}
     if isinstance(value, np.generic):
         return value.item()

@@ -250,7 +250,9 @@ class FrameStore:
             [self.slots(rows[s : s + 65536]).astype(np.int32) for s in range(0, len(rows), 65536)]
         )
         return {
-            "frames": self.frames[:live].copy(),
+            # A view, not a copy (a full Atari replay's frames are about 7 GB): a checkpoint
+            # writes it at once, before the store changes.
+            "frames": self.frames[:live],
             "state_slots": slots[:, :k].copy(),
             "next_state_slots": slots[:, k:].copy(),
             "written": self.written,

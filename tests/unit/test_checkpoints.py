@@ -16,6 +16,7 @@ from coach.checkpoints import (
     pack,
     save_best,
     save_checkpoint,
+    unpack,
 )
 from coach.errors import CoachError
 
@@ -43,11 +44,18 @@ def test_round_trip_through_a_weights_only_load(tmp_path: Path) -> None:
     assert state["path"] == str(path)
 
 
-def test_pack_copies_arrays() -> None:
-    array = np.zeros(3)
-    packed = pack({"a": array})
-    array[0] = 7.0
-    assert float(packed["a"]["__ndarray__"][0]) == 0.0
+def test_pack_shares_what_it_can_and_copies_the_rest() -> None:
+    # A state is packed as it is saved: a full Atari replay's frames (about 7 GB) are not
+    # copied. A read-only or strided array is copied (a tensor wants writable memory).
+    array = np.zeros((4, 3))
+    readonly = np.zeros(3)
+    readonly.flags.writeable = False
+    packed = pack({"a": array, "rows": array[1:3], "column": array[:, 1], "readonly": readonly})
+    array[1, 1] = 7.0
+    assert float(packed["a"]["__ndarray__"][1, 1]) == 7.0
+    assert float(packed["rows"]["__ndarray__"][0, 1]) == 7.0
+    assert float(packed["column"]["__ndarray__"][1]) == 0.0
+    assert unpack(packed)["readonly"].tolist() == [0.0, 0.0, 0.0]
 
 
 def test_latest_marker_names_the_newest_and_old_ones_go(tmp_path: Path) -> None:
