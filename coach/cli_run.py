@@ -221,6 +221,7 @@ def run(
     except BaseException:
         _close(graph)
         raise
+    del checkpoint  # restored: the run does not hold a second copy of its replay
     try:
         if watch is not None:
             watch(graph)

@@ -122,6 +122,9 @@ class GraphManager(ABC):
         self.levels = list(levels)
         if resume is not None:
             self.load_state_dict(resume)
+            # Consumed: the run does not hold a second copy of its replay (an Atari one's
+            # frames are about 7 GB).
+            self.context.resume = None
         seconds, steps = self.context.checkpoint_seconds, self.schedule_params.checkpoint_steps
         if self.context.experiment_dir is not None and (seconds or steps):
             self._checkpoints = CheckpointSchedule(

@@ -74,4 +74,5 @@ class RunContext:
     keep_checkpoints: int = 5
     """How many checkpoints are kept; older ones are deleted."""
     resume: dict[str, Any] | None = None
-    """A checkpoint to carry on, in the experiment folder it was written to."""
+    """A checkpoint to carry on, in the experiment folder it was written to; `create_graph`
+    restores it and sets this back to ``None``."""

@@ -296,9 +296,7 @@ def _run_case(
     kept = checkpoint_seconds is not None
     if kept and not (directory / "params.yaml").is_file():  # a whole experiment folder
         write_params(directory / "params.yaml", preset, seed, [])
-    resume = None
-    if kept and (directory / "checkpoints" / LATEST).is_file():
-        resume = load_checkpoint(directory)
+    resumed = kept and (directory / "checkpoints" / LATEST).is_file()
     # For each evaluation: whether it came within every budget, and the wall time since
     # the run started (across its resumptions: the logger's clock, which a checkpoint keeps).
     marks: list[tuple[bool, float]] = []
@@ -328,7 +326,11 @@ def _run_case(
             shutil.copyfile(best_path, best_within)
 
     graph.evaluation_period = keep_best_within  # type: ignore[method-assign]
+    # Its checkpoint is held by the context alone, which create_graph empties once restored
+    # (an Atari replay is about 7 GB).
+    resume = load_checkpoint(directory) if resumed else None
     context = RunContext(seed=seed, experiment_dir=directory, quiet=True, resume=resume)
+    del resume
     if kept:
         context.checkpoint_seconds, context.save_memory = checkpoint_seconds, True
         context.keep_checkpoints = 2
@@ -336,7 +338,7 @@ def _run_case(
     if kept:  # a signal stops it after its current step
         _Stop.graph, graph.stop_requested = graph, _Stop.signum
     try:
-        if resume is not None and graph.evaluations:  # theirs are kept in the marks
+        if resumed and graph.evaluations:  # theirs are kept in the marks
             old = [tuple(m) for m in json.loads((directory / MARKS).read_text())]
             marks[:] = old[: len(graph.evaluations)]  # type: ignore[arg-type]
         graph.improve()

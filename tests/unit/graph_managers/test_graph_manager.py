@@ -104,8 +104,10 @@ def test_episodes_that_cannot_be_saved_restart_and_the_log_says_so(tmp_path: Pat
     graph.close()
 
     restored = ToyGraph(ScheduleParameters(), 1, length=10)
-    restored.create_graph(RunContext(experiment_dir=tmp_path, quiet=True, resume=state))
+    context = RunContext(experiment_dir=tmp_path, quiet=True, resume=state)
+    restored.create_graph(context)
     assert restored.env_steps == 13
+    assert context.resume is None  # consumed: the run does not hold a replay twice
     restored.train_and_act(EnvironmentSteps(10))
     restored.close()
     # A fresh episode was started: 10 more steps end exactly one whole episode.
