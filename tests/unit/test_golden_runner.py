@@ -9,13 +9,14 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
 from benchmarks.batch_rl import record_random_dataset
 from coach.batch.graph_manager import BatchRLGraphManager
-from coach.checkpoints import load_checkpoint
+from coach.checkpoints import LATEST, load_checkpoint
 from coach.graph_managers.evaluation import EvaluationResult
 from coach.presets import PresetValidation, load_preset
 from tests.learning import golden_case
@@ -68,17 +69,48 @@ def _preset(tmp_path: Path, text: str, **fields: object) -> str:
     return str(path)
 
 
-def _cartpole(tmp_path: Path, validation: str, improve: int = 300, period: int = 100) -> str:
+def _cartpole(
+    tmp_path: Path, validation: str, improve: int = 300, period: int = 100, heatup: int = 100
+) -> str:
     return _preset(
         tmp_path,
         ONLINE,
-        heatup=100,
+        heatup=heatup,
         improve=improve,
         period=period,
         episodes=2,
         level="CartPole-v1",
         validation=validation,
     )
+
+
+SAME = ("reached_at", "best", "best_checkpoint", "final", "passed", "why")
+"""What a resumed case's result shares with the uninterrupted case's (not its seconds)."""
+
+
+def _killed_when(preset: str, tmp_path: Path, ready: Callable[[Path], bool]) -> Path:
+    """The golden runner on ``preset`` keeps its case in ``tmp_path/runs`` with a checkpoint
+    every 0.2 s and is killed (its whole process group: the pool's worker too) as soon as
+    ``ready(case folder)``; returns the case folder."""
+    runs = tmp_path / "runs"
+    case = runs / "Tiny" / "seed0"
+    command = [sys.executable, "-m", "tests.learning.golden", "--jobs", "1"]
+    command += ["--runs", str(runs), "--checkpoint-seconds", "0.2", preset]
+    process = subprocess.Popen(
+        command,
+        cwd=Path(__file__).resolve().parents[2],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+    try:
+        while not ready(case):
+            assert process.poll() is None, "the run ended before it could be interrupted"
+            time.sleep(0.02)
+    finally:
+        os.killpg(process.pid, signal.SIGKILL)
+        process.wait()
+    return case
 
 
 def test_a_threshold_reached_within_budget_and_kept_by_best_pt_passes(tmp_path: Path) -> None:
@@ -285,26 +317,12 @@ def test_a_kept_case_resumes_exactly_where_it_was_interrupted_and_is_not_run_twi
     preset = _cartpole(tmp_path, "min_reward=5, max_env_steps=1600", improve=1500, period=300)
     whole = run_case(preset, seed=0)  # uninterrupted, in a temporary folder
 
-    # The golden runner keeps the case in runs/Tiny/seed0 and is killed (the whole process
-    # group: the pool's worker too) once a checkpoint and an evaluation are on disk.
-    runs = tmp_path / "runs"
-    case = runs / "Tiny" / "seed0"
-    command = [sys.executable, "-m", "tests.learning.golden", "--jobs", "1"]
-    command += ["--runs", str(runs), "--checkpoint-seconds", "0.2", preset]
-    process = subprocess.Popen(
-        command,
-        cwd=Path(__file__).resolve().parents[2],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        start_new_session=True,
+    # Killed once a checkpoint and an evaluation are on disk.
+    case = _killed_when(
+        preset,
+        tmp_path,
+        lambda case: (case / "checkpoints" / LATEST).is_file() and (case / MARKS).is_file(),
     )
-    try:
-        while not ((case / "checkpoints" / "latest").is_file() and (case / MARKS).is_file()):
-            assert process.poll() is None, "the run ended before it could be interrupted"
-            time.sleep(0.02)
-    finally:
-        os.killpg(process.pid, signal.SIGKILL)
-        process.wait()
     assert not (case / RESULT).exists(), "killed too late: the case had finished"
 
     loaded: list[str] = []
@@ -317,8 +335,7 @@ def test_a_kept_case_resumes_exactly_where_it_was_interrupted_and_is_not_run_twi
     monkeypatch.setattr(golden_case, "load_checkpoint", load)
     resumed = run_case(preset, seed=0, folder=case)
     assert loaded[0].startswith("checkpoint_"), loaded  # resumed, not started over
-    same = ("reached_at", "best", "best_checkpoint", "final", "passed", "why")
-    assert [getattr(resumed, f) for f in same] == [getattr(whole, f) for f in same]
+    assert [getattr(resumed, f) for f in SAME] == [getattr(whole, f) for f in SAME]
 
     # Finished: its verdict is read back, nothing trains.
     monkeypatch.setattr(golden_case, "_run_case", None)
@@ -330,42 +347,15 @@ def test_a_case_killed_before_its_first_evaluation_resumes_from_its_checkpoint(
 ) -> None:
     """A long heatup: the case saves its first checkpoint before it has evaluated (no marks
     yet), and resumes from it, with the wall time before the kill counted in its figures."""
-    preset = _preset(
-        tmp_path,
-        ONLINE,
-        heatup=3000,
-        improve=600,
-        period=600,
-        episodes=2,
-        level="CartPole-v1",
-        validation="min_reward=5, max_env_steps=3600",
-    )
+    preset = _cartpole(tmp_path, "min_reward=5, max_env_steps=3600", 600, 600, heatup=3000)
     whole = run_case(preset, seed=0)
-    runs = tmp_path / "runs"
-    case = runs / "Tiny" / "seed0"
-    command = [sys.executable, "-m", "tests.learning.golden", "--jobs", "1"]
-    command += ["--runs", str(runs), "--checkpoint-seconds", "0.2", preset]
-    process = subprocess.Popen(
-        command,
-        cwd=Path(__file__).resolve().parents[2],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        start_new_session=True,
-    )
-    try:
-        while not (case / "checkpoints" / "latest").is_file():
-            assert process.poll() is None, "the run ended before it could be interrupted"
-            time.sleep(0.02)
-    finally:
-        os.killpg(process.pid, signal.SIGKILL)
-        process.wait()
-    latest = case / "checkpoints" / (case / "checkpoints" / "latest").read_text().strip()
+    case = _killed_when(preset, tmp_path, lambda case: (case / "checkpoints" / LATEST).is_file())
+    latest = case / "checkpoints" / (case / "checkpoints" / LATEST).read_text().strip()
     assert not (case / MARKS).exists(), "killed too late: the case had evaluated"
     before = load_checkpoint(latest)["logger"]["seconds"]
 
     resumed = run_case(preset, seed=0, folder=case)
-    same = ("reached_at", "best", "best_checkpoint", "final", "passed", "why")
-    assert [getattr(resumed, f) for f in same] == [getattr(whole, f) for f in same]
+    assert [getattr(resumed, f) for f in SAME] == [getattr(whole, f) for f in SAME]
     assert resumed.seconds is not None and resumed.seconds > before > 0
 
 
@@ -400,13 +390,12 @@ def test_sigterm_stops_the_kept_cases_with_a_checkpoint_and_starts_no_other(
     assert "Traceback" not in output
     assert "interrupted by signal 15: the same command resumes the cases it stopped" in output
     assert not (case / RESULT).exists(), "stopped too late: the case had finished"
-    latest = (case / "checkpoints" / "latest").read_text().strip()  # checkpoint_<env steps>.pt
+    latest = (case / "checkpoints" / LATEST).read_text().strip()  # checkpoint_<env steps>.pt
     assert 300 <= int(latest.removeprefix("checkpoint_").removesuffix(".pt")) < 3000, latest
     assert not (runs / "Tiny" / "seed1").exists()  # never started
 
     resumed = run_case(preset, seed=0, folder=case)
-    same = ("reached_at", "best", "best_checkpoint", "final", "passed", "why")
-    assert [getattr(resumed, f) for f in same] == [getattr(whole, f) for f in same]
+    assert [getattr(resumed, f) for f in SAME] == [getattr(whole, f) for f in SAME]
     # Finished, it keeps its final checkpoint only (an Atari replay makes each several GB).
     assert [p.name for p in (case / "checkpoints").glob("checkpoint_*.pt")] == [
         "checkpoint_3100.pt"
