@@ -133,8 +133,15 @@ def results_page(catalogue: Catalogue) -> str:
             "the figures and `results.json` this page is built from "
             "([how](#how-these-figures-are-made)).\n",
             "## Summary\n",
+            "The means are over the seeds that reached the threshold.\n",
             table(
-                ["preset", "promise", "seeds passing", "mean env steps to it", "mean wall time"],
+                [
+                    "preset",
+                    "promise",
+                    "seeds passing",
+                    "mean env steps to it",
+                    "mean wall time to it",
+                ],
                 summary,
             ),
             "## Presets\n",
