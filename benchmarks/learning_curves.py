@@ -153,7 +153,7 @@ def entry(name: str, results: list[GoldenResult], runs: Path, seeds: list[int]) 
 
 def record(name: str, results: list[GoldenResult], args: argparse.Namespace) -> None:
     """Draw a preset whose seeds have all finished and write its entry into results.json."""
-    if any(r.why.startswith("did not run") for r in results):
+    if not all(r.ran for r in results):
         print(f"{name}: not drawn, a case did not run", flush=True)
         return
     folders = [args.runs / case_name(name) / f"seed{r.seed}" for r in results]
@@ -195,11 +195,11 @@ def main() -> int:
             print(f"dataset {dataset}: {error or 'made by its recipe'}", flush=True)
         for r in finished(pool, todo, args.runs, stopped=stopped):
             by_preset[r.preset].append(r)
-            if r.why.startswith("did not run"):
-                print(f"{r.preset} seed {r.seed}: {r.why}", flush=True)
-            else:
+            if r.ran:
                 at = f"{r.reached_at:,} env steps" if r.reached_at is not None else "never"
                 print(f"{r.preset} seed {r.seed}: threshold reached at {at}", flush=True)
+            else:
+                print(f"{r.preset} seed {r.seed}: {r.why}", flush=True)
             if len(by_preset[r.preset]) == len(args.seeds):  # drawn as soon as it is whole
                 record(r.preset, by_preset[r.preset], args)
     print(f"{len(todo)} cases, {time.perf_counter() - started:.0f} s with {args.jobs} jobs")

@@ -215,9 +215,15 @@ def _exec_file(path: Path, module_name: str) -> ModuleType:
     except Exception as error:
         del sys.modules[module_name]
         frames = [f for f in traceback.extract_tb(error.__traceback__) if f.filename == str(path)]
-        where = f"{frames[-1].filename}:{frames[-1].lineno}: " if frames else f"{path}: "
-        raise CoachError(f"{where}preset failed: {type(error).__name__}: {error}") from None
+        where = f"{frames[-1].filename}:{frames[-1].lineno}" if frames else str(path)
+        raise _failed(where, error) from None
     return module
+
+
+def _failed(where: str, error: Exception) -> CoachError:
+    """The error of a preset whose own code raised ``error`` (at ``where``: a file and line,
+    or the preset)."""
+    return CoachError(f"{where}: preset failed: {type(error).__name__}: {error}")
 
 
 def _from_module(
@@ -230,7 +236,7 @@ def _from_module(
         except CoachError:
             raise
         except Exception as error:
-            raise CoachError(f"{source}: preset failed: {type(error).__name__}: {error}") from None
+            raise _failed(source, error) from None
         if not isinstance(graph_manager, GraphManager):
             raise CoachError(f"{source}: {attr}() returned no GraphManager")
     if not isinstance(graph_manager, GraphManager):

@@ -95,6 +95,10 @@ def evaluate_checkpoint(name: str, state: dict[str, Any], seed: int) -> Evaluati
         graph.close()
 
 
+DID_NOT_RUN = "did not run"
+"""How the reason of a case that `unrunnable` reports begins."""
+
+
 @dataclass(slots=True)
 class GoldenResult:
     preset: str
@@ -116,6 +120,11 @@ class GoldenResult:
     """Why it failed ("" when it passed)."""
     baselines: str = ""
     """The figures of the scripted players the promise is measured against, if any."""
+
+    @property
+    def ran(self) -> bool:
+        """Whether the case trained and was judged (not refused or stopped: `unrunnable`)."""
+        return not self.why.startswith(DID_NOT_RUN)
 
 
 def _verdict(
@@ -202,8 +211,6 @@ def make_dataset(recipe: str) -> str | None:
     """Run a dataset's recipe (its shell commands) in a scratch folder, with this Python's
     ``coach`` first on the PATH; ``None`` when it worked, else the last line it printed (or
     the signal that ended it: see `_Stop`)."""
-    if _Stop.signum is not None:
-        return f"interrupted by signal {_Stop.signum}"
     bin_dir = str(Path(sys.executable).parent)
     env = {**os.environ, "PATH": os.pathsep.join([bin_dir, os.environ.get("PATH", "")])}
     # A session of its own, so that a stop ends the shell and whatever it started.
@@ -221,7 +228,7 @@ def make_dataset(recipe: str) -> str | None:
     ):
         _Stop.recipe = process
         try:
-            if _Stop.signum is not None:  # came before the recipe could be ended
+            if _Stop.signum is not None:  # came before this recipe could be ended
                 _Stop.handle(_Stop.signum, None)
             stdout, stderr = process.communicate()
         finally:
@@ -326,11 +333,14 @@ def _run_case(
             shutil.copyfile(best_path, best_within)
 
     graph.evaluation_period = keep_best_within  # type: ignore[method-assign]
-    # Its checkpoint is held by the context alone, which create_graph empties once restored
+    # The checkpoint is held by the context alone, which create_graph empties once restored
     # (an Atari replay is about 7 GB).
-    resume = load_checkpoint(directory) if resumed else None
-    context = RunContext(seed=seed, experiment_dir=directory, quiet=True, resume=resume)
-    del resume
+    context = RunContext(
+        seed=seed,
+        experiment_dir=directory,
+        quiet=True,
+        resume=load_checkpoint(directory) if resumed else None,
+    )
     if kept:
         context.checkpoint_seconds, context.save_memory = checkpoint_seconds, True
         context.keep_checkpoints = 2
@@ -410,5 +420,5 @@ def unrunnable(name: str, seed: int, error: BaseException) -> GoldenResult:
         best_checkpoint=None,
         final=None,
         passed=False,
-        why=f"did not run: {first_line}",
+        why=f"{DID_NOT_RUN}: {first_line}",
     )
