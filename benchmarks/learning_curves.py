@@ -16,15 +16,23 @@ for every preset whose seeds have all finished, it writes under ``--docs``
   relative promise, the mean of the floors its seeds were judged against;
 - its entry in ``results.json``: per seed, the env steps and wall time to the threshold, the
   best evaluation, ``best.pt`` and the final agent on 20 fresh episodes; the command that
-  reproduces it, the commit and the date it was recorded at.
+  reproduces it, the commits and the last date its seeds were recorded at.
 
 The documentation's benchmark pages are built from these two, so the site shows real runs
 without running anything. Presets that were not run keep their earlier entries.
+
+Each finished case is also recorded under ``--docs`` in ``runs/PRESET/seedN``: its
+``params.yaml``, its evaluations (the evaluation rows of ``progress.csv``), its verdict and
+its marks, a few kilobytes, committed with the figures. A case recorded there is read back
+instead of trained, whatever ``--runs`` holds: a preset's seeds may finish on different days
+or machines (the long presets take longer per seed than a working session), and a figure can
+be drawn again without training (``coach plot docs/benchmarks/runs/PRESET``).
 """
 
 from __future__ import annotations
 
 import argparse
+import csv
 import json
 import os
 import shutil
@@ -49,10 +57,56 @@ from tests.learning.golden import (
     forwarding_stops,
     missing_datasets,
 )
-from tests.learning.golden_case import MARKS, GoldenResult, make_dataset, stop_on_signals
+from tests.learning.golden_case import (
+    MARKS,
+    RESULT,
+    GoldenResult,
+    make_dataset,
+    stop_on_signals,
+)
 
 SEEDS = (0, 1, 2)
 RESULTS = "results.json"
+RECORDS = "runs"
+"""Under ``--docs``: each finished case's record, by preset and seed."""
+RECORDED = "recorded.json"
+"""A record's commit and date."""
+
+
+def keep(name: str, folder: Path, kept: Path) -> None:
+    """Record a finished case kept in ``folder`` into ``kept``: what reading it back and
+    drawing it need, and when and from which commit it was recorded."""
+    seed = int(folder.name.removeprefix("seed"))
+    if not (folder / "params.yaml").is_file():  # kept by golden before it wrote one
+        write_params(folder / "params.yaml", load_preset(name), seed, [])
+    kept.mkdir(parents=True, exist_ok=True)
+    with open(folder / "progress.csv", newline="") as source:
+        reader = csv.DictReader(source)
+        assert reader.fieldnames is not None, f"{folder}: an empty progress.csv"
+        rows = [row for row in reader if row["phase"] == "evaluate"]
+    partial = kept / "progress.csv.partial"
+    with open(partial, "w", newline="") as target:
+        writer = csv.DictWriter(target, reader.fieldnames)
+        writer.writeheader()
+        writer.writerows(rows)
+    partial.replace(kept / "progress.csv")
+    for file in ("params.yaml", MARKS):
+        if (folder / file).is_file():  # marks: none before a case's first evaluation
+            shutil.copyfile(folder / file, kept / file)
+    if not (kept / RECORDED).is_file():  # read back and kept again: recorded as it was
+        when = {"commit": commit(), "date": datetime.now(UTC).strftime("%Y-%m-%d")}
+        (kept / RECORDED).write_text(json.dumps(when) + "\n")
+    shutil.copyfile(folder / RESULT, kept / RESULT)  # last: a record is whole once it has it
+
+
+def restore(kept: Path, folder: Path) -> None:
+    """Put a recorded case into ``folder``, where it is read back instead of trained."""
+    if not (kept / RESULT).is_file() or (folder / RESULT).is_file():
+        return
+    folder.mkdir(parents=True, exist_ok=True)
+    for file in ("params.yaml", "progress.csv", MARKS, RESULT):
+        if (kept / file).is_file():
+            shutil.copyfile(kept / file, folder / file)
 
 
 def presets_with_validation(names: list[str] | None) -> list[str]:
@@ -99,9 +153,6 @@ def draw(name: str, folders: list[Path], figure: Path) -> None:
     from coach.cli_plot import plot_runs
 
     seeds = [int(folder.name.removeprefix("seed")) for folder in folders]
-    for folder, seed in zip(folders, seeds, strict=True):
-        if not (folder / "params.yaml").is_file():  # kept by golden before it wrote one
-            write_params(folder / "params.yaml", load_preset(name), seed, [])
     with tempfile.TemporaryDirectory(prefix="coach-bench-plot-") as scratch:
         written = plot_runs(folders, Path(scratch), "env_steps", metric(name), floors(name, seeds))
         curves = [p for p in written if p.suffix == ".png" and p.stem != "final_performance"]
@@ -128,16 +179,23 @@ def commit() -> str:
     return head + ("+" if dirty else "") if head else "unknown"
 
 
-def entry(name: str, results: list[GoldenResult], runs: Path, seeds: list[int]) -> dict[str, Any]:
+def entry(
+    name: str, results: list[GoldenResult], runs: Path, records: Path, seeds: list[int]
+) -> dict[str, Any]:
     """A preset's record in ``results.json``."""
     preset = load_preset(name)
     validation = preset.validation
     assert validation is not None
     rows: list[dict[str, Any]] = []
+    commits, dates = set(), set()
     for r in sorted(results, key=lambda r: r.seed):
         row = asdict(r)
         row["total_seconds"] = total_seconds(runs / case_name(name) / f"seed{r.seed}")
         rows.append({k: v for k, v in row.items() if k not in ("preset", "threshold")})
+        recorded = records / case_name(name) / f"seed{r.seed}" / RECORDED
+        when = json.loads(recorded.read_text()) if recorded.is_file() else {}
+        commits.add(when.get("commit", commit()))
+        dates.add(when.get("date", datetime.now(UTC).strftime("%Y-%m-%d")))
     return {
         "threshold": validation.describe(),
         "metric": metric(name),
@@ -145,8 +203,8 @@ def entry(name: str, results: list[GoldenResult], runs: Path, seeds: list[int]) 
         "figure": f"figures/{case_name(name)}.png",
         "command": f"python -m benchmarks.learning_curves {name} --seeds "
         + " ".join(map(str, seeds)),
-        "commit": commit(),
-        "date": datetime.now(UTC).strftime("%Y-%m-%d"),
+        "commit": ", ".join(sorted(commits)),
+        "date": max(dates),
         "seeds": rows,
     }
 
@@ -161,7 +219,7 @@ def record(name: str, results: list[GoldenResult], args: argparse.Namespace) -> 
     draw(name, folders, figure)
     path = args.docs / RESULTS
     recorded = json.loads(path.read_text()) if path.is_file() else {}
-    recorded[case_name(name)] = entry(name, results, args.runs, args.seeds)
+    recorded[case_name(name)] = entry(name, results, args.runs, args.docs / RECORDS, args.seeds)
     partial = path.with_suffix(".partial")
     partial.write_text(json.dumps(dict(sorted(recorded.items())), indent=1) + "\n")
     partial.replace(path)
@@ -184,6 +242,9 @@ def main() -> int:
     todo = [(name, seed) for name in names for seed in args.seeds]
     started = time.perf_counter()
     by_preset: dict[str, list[GoldenResult]] = {name: [] for name in names}
+    for name, seed in todo:
+        case = Path(case_name(name)) / f"seed{seed}"
+        restore(args.docs / RECORDS / case, args.runs / case)
     with (
         ProcessPoolExecutor(
             args.jobs, mp_context=get_context("spawn"), initializer=stop_on_signals
@@ -196,6 +257,8 @@ def main() -> int:
         for r in finished(pool, todo, args.runs, stopped=stopped):
             by_preset[r.preset].append(r)
             if r.ran:
+                case = Path(case_name(r.preset)) / f"seed{r.seed}"
+                keep(r.preset, args.runs / case, args.docs / RECORDS / case)
                 at = f"{r.reached_at:,} env steps" if r.reached_at is not None else "never"
                 print(f"{r.preset} seed {r.seed}: threshold reached at {at}", flush=True)
             else:

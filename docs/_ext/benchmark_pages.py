@@ -150,9 +150,14 @@ def results_page(catalogue: Catalogue) -> str:
             "```bash\nmake benchmarks-docs    # every preset with a validation, seeds 0, 1, 2\n"
             "python -m benchmarks.learning_curves CartPole_DQN CartPole_PPO --seeds 0 1 2 "
             "--jobs 2\n```\n",
-            "Runs are kept in `experiments/benchmarks/PRESET/seedN` (`--runs`): a finished "
-            "case is read back, an interrupted one resumes from its checkpoint. Throughput "
-            "figures are on [their own page](throughput.md).\n",
+            "Runs are kept in `experiments/benchmarks/PRESET/seedN` (`--runs`): an "
+            "interrupted case resumes from its checkpoint. Each finished case is also "
+            "recorded, a few kilobytes, in `docs/benchmarks/runs/PRESET/seedN` (its "
+            "parameters, its evaluations, its verdict), committed with the figures: a "
+            "recorded case is read back instead of trained, so a preset's seeds may finish "
+            "on different machines, and `coach plot docs/benchmarks/runs/PRESET` draws a "
+            "figure again without training. Throughput figures are on "
+            "[their own page](throughput.md).\n",
             "Not benchmarked yet: " + (", ".join(missing) if missing else "none") + ".\n",
         ]
     )

@@ -4,16 +4,20 @@ code into a figure, and their figures per seed into ``results.json``."""
 from __future__ import annotations
 
 import argparse
+import csv
 import dataclasses
 import json
 import shutil
+import subprocess
+import sys
 from dataclasses import asdict
 from pathlib import Path
 
 import pytest
 
-from benchmarks.learning_curves import floors, metric, record
+from benchmarks.learning_curves import RECORDED, RECORDS, commit, floors, keep, metric, record
 from coach.presets import PresetValidation, presets_dir
+from tests.docs.blocks import ROOT
 from tests.integration.coach_cli import SMALL, coach
 from tests.learning.golden_case import MARKS, RESULT, GoldenResult
 
@@ -74,3 +78,39 @@ def test_a_relative_promise_is_drawn_at_the_mean_of_its_seeds_floors(
     spread = floors("SimpleSpread_SharedPPO", [0, 1, 2])  # floors -70, -72 and -74
     assert spread == {"SimpleSpread_SharedPPO": pytest.approx(-72.0)}
     assert floors("CartPole_DQN", [0, 1, 2]) == {}  # a threshold of its own
+
+
+def test_a_recorded_case_is_read_back_and_drawn_with_nothing_kept_in_runs(
+    tmp_path: Path, made: dict[int, Path]
+) -> None:
+    """A preset's seeds finished elsewhere: the command draws it from its committed records
+    (`keep`) without training, and ``coach plot`` reads a record as it reads a run."""
+    docs = tmp_path / "docs"
+    for seed in (0, 1):
+        folder = tmp_path / "elsewhere" / "CartPole_DQN" / f"seed{seed}"
+        shutil.copytree(made[seed], folder)
+        result = GoldenResult("CartPole_DQN", seed, "475", None, None, 9.5, 9.0, 8.5, False, "no")
+        (folder / RESULT).write_text(json.dumps(asdict(result)))
+        (folder / MARKS).write_text(json.dumps([[True, 1.5], [True, 2.5 + seed]]))
+        keep("CartPole_DQN", folder, docs / RECORDS / "CartPole_DQN" / f"seed{seed}")
+    kept = docs / RECORDS / "CartPole_DQN" / "seed1"
+    with open(kept / "progress.csv", newline="") as f:
+        phases = {row["phase"] for row in csv.DictReader(f)}
+    assert phases == {"evaluate"}
+    assert json.loads((kept / RECORDED).read_text())["commit"] == commit()
+    runs = tmp_path / "runs"  # nothing in it: a new machine
+    done = subprocess.run(
+        [sys.executable, "-m", "benchmarks.learning_curves", "CartPole_DQN", "--seeds", "0",
+         "1", "--jobs", "1", "--runs", str(runs), "--docs", str(docs)],
+        cwd=ROOT, capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert "CartPole_DQN seed 1: threshold reached at never" in done.stdout
+    assert (docs / "figures" / "CartPole_DQN.png").read_bytes().startswith(b"\x89PNG")
+    entry = json.loads((docs / "results.json").read_text())["CartPole_DQN"]
+    assert [s["total_seconds"] for s in entry["seeds"]] == [2.5, 3.5]
+    assert entry["commit"] == commit()
+    assert not list(runs.rglob("*.pt")), "a recorded case was trained again"
+    plotted = coach("plot", str(docs / RECORDS / "CartPole_DQN"), "-o", "plots", cwd=tmp_path)
+    assert plotted.returncode == 0, plotted.stderr
+    assert list((tmp_path / "plots").glob("*.png"))
