@@ -120,7 +120,11 @@ def results_page(catalogue: Catalogue) -> str:
             f"sharing: compare env steps across presets, not seconds). Reproduce:\n\n"
             f"```bash\n{result['command']}\n```\n"
         )
-    missing = [p.name for p in catalogue.presets if p.validation and p.name not in names]
+    missing = [
+        f"{p.name} ({promise(p.validation)})"
+        for p in catalogue.presets
+        if p.validation and p.name not in names
+    ]
     return "\n".join(
         [
             "# Benchmarks\n",
@@ -158,7 +162,10 @@ def results_page(catalogue: Catalogue) -> str:
             "on different machines, and `coach plot docs/benchmarks/runs/PRESET` draws a "
             "figure again without training. Throughput figures are on "
             "[their own page](throughput.md).\n",
-            "Not benchmarked yet: " + (", ".join(missing) if missing else "none") + ".\n",
+            "Not benchmarked yet (each of these trains for hours per seed on a CPU; a "
+            "recorded seed waits in `docs/benchmarks/runs` for the others): "
+            + ("; ".join(missing) if missing else "none")
+            + ".\n",
         ]
     )
 
