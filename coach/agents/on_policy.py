@@ -149,7 +149,8 @@ class OnPolicyAgentParameters(AgentParameters):
 
 
 class StochasticPolicy(Policy):
-    """Acts by sampling the actor's distribution (its mode in evaluation), and keeps with
+    """Acts by sampling the actor's distribution (in evaluation, its mode unless told
+    otherwise), and keeps with
     each step what on-policy learning needs of it: the action's log-probability and the
     critic's value (`ActionInfo.memory_extras`), and for a squashed Gaussian the sample
     before the squash.
@@ -159,6 +160,7 @@ class StochasticPolicy(Policy):
         critic: The network with the ``v`` head (the actor itself when they share one).
         distribution: The actor's distribution from its ``policy`` head's output and the
             states' action mask (None without one).
+        deterministic_evaluation: Evaluate with the distribution's mode (else sample it).
         **kwargs: `Policy`'s arguments.
     """
 
@@ -167,12 +169,14 @@ class StochasticPolicy(Policy):
         actor: NetworkWrapper,
         critic: NetworkWrapper,
         distribution: Callable[[torch.Tensor, torch.Tensor | None], Distribution],
+        deterministic_evaluation: bool = True,
         **kwargs: Any,
     ) -> None:
         super().__init__(**kwargs)
         self.actor = actor
         self.critic = critic
         self.distribution = distribution
+        self.deterministic_evaluation = deterministic_evaluation
 
     def decide(self, state: Observation, phase: RunPhase) -> ActionInfo:
         with torch.no_grad():
@@ -184,7 +188,7 @@ class StochasticPolicy(Policy):
             dist = self.distribution(
                 actor["policy"], tensors[ACTION_MASK] if self.action_mask else None
             )
-            if phase is RunPhase.EVALUATE:
+            if phase is RunPhase.EVALUATE and self.deterministic_evaluation:
                 return ActionInfo(action=dist.mode().cpu().numpy())
             stored: dict[str, np.ndarray] = {}
             if isinstance(dist, GaussianDistribution):
@@ -194,6 +198,8 @@ class StochasticPolicy(Policy):
             else:
                 action = dist.sample(self.torch_generator)
                 log_prob = dist.log_prob(action)
+            if phase is RunPhase.EVALUATE:  # sampled, and nothing kept
+                return ActionInfo(action=action.cpu().numpy())
             value = critic["v"]
         stored["log_prob"] = log_prob.cpu().numpy().astype(np.float32)
         stored["value"] = value.cpu().numpy().astype(np.float32)
@@ -270,7 +276,13 @@ class OnPolicyAgent(Agent):
 
     def make_policy(self) -> Policy:
         actor, critic = actor_and_critic(self.networks)  # before __init__ names them
-        return StochasticPolicy(actor, critic, self.distribution_of, **self.policy_arguments())
+        return StochasticPolicy(
+            actor,
+            critic,
+            self.distribution_of,
+            self.params.algorithm.deterministic_evaluation,
+            **self.policy_arguments(),
+        )
 
     def learner_arguments(self) -> dict[str, Any]:
         """`Agent.learner_arguments` and the family's: the algorithm, the policy's

@@ -66,6 +66,12 @@ class OnPolicyAlgorithmParameters(AlgorithmParameters):
     sequence_length: int | None = None
     """Recurrent networks: steps per training sequence (``None``: a whole block column);
     ``batch_size`` then counts the steps of whole sequences."""
+    deterministic_evaluation: bool = True
+    """Evaluate with the policy's mode (its likeliest action, its Gaussian's mean); with
+    ``False``, with actions sampled from the policy, as it acts in training (Tianshou's
+    ``deterministic_eval=False``). A mode can hold an agent where its samples would move on:
+    Breakout's serve waits for FIRE, and a policy whose mode there is another action plays
+    out the 27,000 steps of a truncated episode. An exported policy acts by its mode."""
 
     def validate(self) -> None:
         validate_rhythm(self)

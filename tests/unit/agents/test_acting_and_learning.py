@@ -104,3 +104,29 @@ def test_the_learners_state_travels_in_the_checkpoint() -> None:
     assert other.learner is not None
     assert other.learner.state_dict()["critic_updates"] == 7
     assert float(other.learner.log_alpha.detach()) == -1.5  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize("name", ["CartPole_ClippedPPO", "Pendulum_ClippedPPO"])
+def test_an_on_policy_agent_evaluates_by_its_mode_or_by_samples_when_told(name: str) -> None:
+    graph = load_preset(name).graph_manager
+    environment = graph.env_params.build()
+    try:
+        response = environment.reset(0)
+        actions = {}
+        for deterministic in (True, False):
+            graph.agent_params.algorithm.deterministic_evaluation = deterministic
+            agent = graph.agent_params.agent_class()(
+                graph.agent_params,
+                environment.observation_space,
+                environment.action_space,
+                environment.num_envs,
+                seed=3,
+                learns=False,
+            )
+            agent.phase = RunPhase.EVALUATE
+            agent.reset(response)
+            actions[deterministic] = {agent.act().action.tobytes() for _ in range(40)}
+    finally:
+        environment.close()
+    assert len(actions[True]) == 1  # the mode, each time
+    assert len(actions[False]) > 1  # an untrained policy's samples of the same state
