@@ -37,6 +37,22 @@ CACHE = "__dynamo_disable"
 WRAPPED = ("add_param_group", "zero_grad", "state_dict", "load_state_dict")
 
 
+def use_cpu_threads(num_threads: int) -> None:
+    """Torch on ``num_threads`` CPU threads, with denormal floats flushed to zero, for a
+    process that trains (before its first parallel op, so that torch's pool threads inherit
+    the flag).
+
+    Adam's moments of a unit that stopped learning (a dead ReLU, its gradient zero) decay
+    geometrically through the denormal range, where the CPU takes a slow path for every
+    operation on them: a fused Adam step over a 400x300 layer of denormal moments takes 4.1 ms
+    instead of 0.23 ms. At 114,000 steps of BipedalWalker_TD3, 76% of its critics' hidden
+    layer's first moments were denormal and the Adam step took 35% of the run. Flushed, they
+    are zero: the update of a parameter whose moments are below 1.2e-38 was nil already.
+    """
+    torch.set_num_threads(num_threads)
+    torch.set_flush_denormal(True)
+
+
 def _deferred(fn: Callable[..., Any], recursive: bool) -> Callable[..., Any]:
     def call(*args: Any, **kwargs: Any) -> Any:
         if "torch._dynamo" not in sys.modules:
