@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import torch
 
 from coach import validation as check
 from coach.checkpoints import CheckpointSchedule, save_best, save_checkpoint
@@ -40,7 +41,6 @@ from coach.graph_managers.run_state import RunProgress, restore_run, run_state, 
 from coach.level_manager import Level
 from coach.logging.experiment_logger import ExperimentLogger
 from coach.logging.video import EvaluationVideo
-from coach.networks.optimizer import use_cpu_threads
 from coach.parameters import validate_parameters
 
 
@@ -108,7 +108,7 @@ class GraphManager(ABC):
         """Build environments, agents and the logger for a run (or for its resumption)."""
         self.validate()
         self.context = context or RunContext()
-        use_cpu_threads(self.context.num_threads)
+        torch.set_num_threads(self.context.num_threads)
         resume = self.context.resume
         if self.context.experiment_dir is not None:
             self.logger = ExperimentLogger(

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 import numpy as np
+import torch
 
 from coach.agents.agent import Agent
 from coach.agents.log import AgentLog
@@ -30,7 +31,6 @@ from coach.errors import CoachError
 from coach.exploration.e_greedy import EGreedyParameters
 from coach.level_manager import Level, LevelManager
 from coach.networks.network_wrapper import NetworkWrapper
-from coach.networks.optimizer import use_cpu_threads
 from coach.parallel.hogwild import leave_targets_to_the_server
 from coach.parallel.parameters import AsynchronousParameters
 from coach.parallel.worker import WorkerSpec
@@ -164,7 +164,7 @@ class AsynchronousWorker:
     """
 
     def __init__(self, spec: WorkerSpec) -> None:
-        use_cpu_threads(spec.num_threads)
+        torch.set_num_threads(spec.num_threads)
         graph = spec.graph
         if not isinstance(graph, AsynchronousLevel):
             raise CoachError(f"an asynchronous worker builds an AsynchronousLevel, not {graph}")

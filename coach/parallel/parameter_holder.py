@@ -20,7 +20,7 @@ import torch
 
 from coach.agents.agent import Agent
 from coach.networks.network_wrapper import NetworkWrapper
-from coach.networks.optimizer import AdamW, use_cpu_threads
+from coach.networks.optimizer import AdamW
 from coach.parallel.hogwild import SharedStep, TargetSchedule
 
 
@@ -45,7 +45,7 @@ class ParameterHolder:
         env_steps: int = 0,
         updates: int = 0,
     ) -> None:
-        use_cpu_threads(1)
+        torch.set_num_threads(1)
         self.online: dict[str, dict[str, torch.Tensor]] = {}
         self.target: dict[str, dict[str, torch.Tensor] | None] = {}
         self.optimizers: dict[str, torch.optim.Optimizer] = {}

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
+import torch
 
 from coach.agents.agent import Agent
 from coach.agents.log import AgentLog
@@ -29,7 +30,6 @@ from coach.graph_managers.evaluation import EvaluationEpisodes, EvaluationResult
 from coach.level_manager import Level
 from coach.memories.memory import Memory
 from coach.memories.open_episodes import as_transition, flatten_step
-from coach.networks.optimizer import use_cpu_threads
 
 
 class ActingGraph(Protocol):
@@ -247,7 +247,7 @@ class RolloutWorker:
     """
 
     def __init__(self, spec: WorkerSpec) -> None:
-        use_cpu_threads(spec.num_threads)
+        torch.set_num_threads(spec.num_threads)
         self.spec = spec
         self.rank = spec.rank
         self._logs: dict[str, _RecordingLog] = {}

@@ -10,13 +10,7 @@ import sys
 import pytest
 import torch
 
-from coach.networks.optimizer import (
-    Adam,
-    AdamW,
-    clip_grad_norm,
-    defer_dynamo_import,
-    use_cpu_threads,
-)
+from coach.networks.optimizer import Adam, AdamW, clip_grad_norm, defer_dynamo_import
 
 TORCH = {Adam: torch.optim.Adam, AdamW: torch.optim.AdamW}
 
@@ -149,47 +143,30 @@ def test_clipping_without_gradients_is_torch_s():
     assert torch.equal(clip_grad_norm(list(net.parameters()), 1.0), torch.tensor(0.0))
 
 
-FLUSHED = """
-import torch
-from coach.graph_managers.parameters import RunContext
-from coach.parallel.worker import RolloutWorker, WorkerSpec
-from coach.presets import load_preset
-
-def flushed():
-    return (torch.tensor([1e-39]) * 1.0).item() == 0.0
-
-assert not flushed()  # torch's default: denormals kept
-graph = load_preset("CartPole_DQN").graph_manager
-graph.create_graph(RunContext())
-assert flushed(), "a run's process"
-torch.set_flush_denormal(False)
-RolloutWorker(WorkerSpec(graph.acting_graph(), seed=1, rank=1)).close()
-assert flushed(), "a rollout worker's process"
-"""
+def _subnormals_kept() -> bool:
+    return (torch.tensor([1e-39]) * 1.0).item() != 0.0
 
 
-def test_a_process_that_trains_flushes_denormals_to_zero() -> None:
-    """Adam's moments of a unit that stopped learning decay into the denormal range, where
-    every step on them takes the CPU's slow path: a run's and a worker's processes flush
-    them (`use_cpu_threads`)."""
-    done = subprocess.run(
-        [sys.executable, "-c", FLUSHED], capture_output=True, text=True, timeout=300
-    )
-    assert done.returncode == 0, done.stderr
-
-
-def test_flushed_adam_moments_of_a_dead_unit_become_zero() -> None:
+@pytest.mark.parametrize("flushing", [False, True], ids=["ieee", "caller-flushes"])
+def test_a_step_flushes_the_denormal_moments_of_a_dead_unit_and_puts_the_flag_back(
+    flushing: bool,
+) -> None:
+    """Adam's moments of a unit whose gradient is zero decay into the denormal range, where
+    every step on them takes the CPU's slow path: the step flushes them to zero, and leaves
+    the thread's floats as it found them."""
     net = torch.nn.Linear(3, 2)
     optimizer = Adam(net.parameters(), lr=1e-3, fused=True)
     for p in net.parameters():
         p.grad = torch.zeros_like(p)
     optimizer.step()  # builds the state
-    before = torch.get_num_threads()
+    for state in optimizer.state.values():
+        state["exp_avg"].fill_(1e-39)  # decayed below float32's smallest normal
+        state["exp_avg_sq"].fill_(1e-39)
+    torch.set_flush_denormal(flushing)
     try:
-        use_cpu_threads(before)
-        for state in optimizer.state.values():
-            state["exp_avg"].fill_(1e-39)  # decayed below float32's smallest normal
         optimizer.step()
-        assert all(not state["exp_avg"].any() for state in optimizer.state.values())
+        assert _subnormals_kept() is not flushing
     finally:
         torch.set_flush_denormal(False)
+    for state in optimizer.state.values():
+        assert not state["exp_avg"].any() and not state["exp_avg_sq"].any()
