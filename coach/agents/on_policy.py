@@ -188,8 +188,14 @@ class StochasticPolicy(Policy):
             dist = self.distribution(
                 actor["policy"], tensors[ACTION_MASK] if self.action_mask else None
             )
-            if phase is RunPhase.EVALUATE and self.deterministic_evaluation:
-                return ActionInfo(action=dist.mode().cpu().numpy())
+            if phase is RunPhase.EVALUATE:  # nothing kept: no log-probability, no value
+                if self.deterministic_evaluation:
+                    return ActionInfo(action=dist.mode().cpu().numpy())
+                if isinstance(dist, GaussianDistribution):
+                    sampled, _ = dist.sample(self.torch_generator)  # not the pre-squash draw
+                else:
+                    sampled = dist.sample(self.torch_generator)
+                return ActionInfo(action=sampled.cpu().numpy())
             stored: dict[str, np.ndarray] = {}
             if isinstance(dist, GaussianDistribution):
                 action, raw = dist.sample(self.torch_generator)
@@ -198,8 +204,6 @@ class StochasticPolicy(Policy):
             else:
                 action = dist.sample(self.torch_generator)
                 log_prob = dist.log_prob(action)
-            if phase is RunPhase.EVALUATE:  # sampled, and nothing kept
-                return ActionInfo(action=action.cpu().numpy())
             value = critic["v"]
         stored["log_prob"] = log_prob.cpu().numpy().astype(np.float32)
         stored["value"] = value.cpu().numpy().astype(np.float32)
