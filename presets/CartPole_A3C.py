@@ -36,7 +36,7 @@ agent.algorithm.entropy_coefficient = 0.01
 agent.memory.rollout_length = 5
 agent.input_filter.reward_filters = [RewardRescaleFilter(1 / 200)]
 agent.network_wrappers = actor_critic_networks(
-    CategoricalPolicyHeadParameters(), learning_rate=2e-3
+    CategoricalPolicyHeadParameters(), learning_rate=1e-3
 )
 
 environment = GymEnvironmentParameters(level="CartPole-v1", num_envs=1)
