@@ -108,7 +108,7 @@ def _prepare(opts: RunOptions) -> tuple[Any, dict[str, Any] | None]:
             f"not {preset.name!r}"
         )
     level = getattr(environment, "level", None)
-    if checkpoint is not None and checkpoint.get("level") not in (None, level):
+    if checkpoint is not None and not _same_level(environment, checkpoint.get("level")):
         raise CoachError(
             f"checkpoint {checkpoint['path']} is from level {checkpoint['level']!r}, this run "
             f"is on {level!r}"
@@ -124,6 +124,25 @@ def _prepare(opts: RunOptions) -> tuple[Any, dict[str, Any] | None]:
         except ImportError:
             raise CoachError("-dm needs imageio-ffmpeg: pip install 'coach[video]'") from None
     return preset, checkpoint
+
+
+def _same_level(environment: Any, saved: str | None) -> bool:
+    """Whether a checkpoint's level (``saved``; ``None``: it names none) is the run's. A
+    level of a level set may be saved by another of its names: a run built without the CLI
+    (golden and benchmark cases) saves the preset's own, ``breakout`` for
+    ``ALE/Breakout-v5``."""
+    level = getattr(environment, "level", None)
+    if saved is None or saved == level:
+        return True
+    level_set = getattr(environment, "level_set", None)
+    if level_set is None:
+        return False
+    from coach.environments.levels import resolve_level  # the level sets' registry
+
+    try:
+        return bool(resolve_level(level_set, saved) == level)
+    except CoachError:  # no longer a level of the set
+        return False
 
 
 def _install_signal_handlers(graph: Any) -> None:

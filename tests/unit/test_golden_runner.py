@@ -19,6 +19,7 @@ from coach.batch.graph_manager import BatchRLGraphManager
 from coach.checkpoints import LATEST, load_checkpoint
 from coach.graph_managers.evaluation import EvaluationResult
 from coach.presets import PresetValidation, load_preset
+from tests.integration.coach_cli import coach
 from tests.learning import golden_case
 from tests.learning.golden import missing_datasets, table
 from tests.learning.golden_case import EPISODES, MARKS, RESULT, Spent, meets, run_case
@@ -417,3 +418,29 @@ def test_the_best_agent_is_the_best_within_the_budget(tmp_path: Path) -> None:
     kept = load_checkpoint(run / golden_case.BEST_WITHIN)["evaluations"]
     assert [EvaluationResult(*e).env_steps for e in kept] == [200]
     assert result.passed and result.why == "" and result.reached_at == 200
+
+
+def test_a_kept_case_restores_in_coach_by_its_level_short_name(tmp_path: Path) -> None:
+    # A case builds its graph without the CLI: its checkpoints name the level as the preset
+    # spells it ("lunarlander"), where a coach run knows it as LunarLander-v3.
+    text = ONLINE.replace('level="{level}"', 'level="{level}", level_set="box2d"')
+    preset = _preset(
+        tmp_path,
+        text,
+        heatup=100,
+        improve=100,
+        period=100,
+        episodes=1,
+        level="lunarlander",
+        validation="min_reward=-10_000, max_env_steps=200",
+    )
+    case = tmp_path / "case"
+    run_case(preset, seed=0, folder=case)
+    assert load_checkpoint(case)["level"] == "lunarlander"
+    result = coach("-p", preset, "-crd", str(case), "--evaluate", "1", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert "evaluation" in result.stdout
+    mismatch = coach("-p", preset, "-lvl", "bipedalwalker", "-crd", str(case), "--evaluate", "1",
+                     cwd=tmp_path)  # fmt: skip
+    assert mismatch.returncode == 2
+    assert "from level 'lunarlander', this run is on 'BipedalWalker-v3'" in mismatch.stderr
