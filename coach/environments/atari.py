@@ -167,6 +167,9 @@ class AtariGame(gym.Wrapper):
         self._grab = self.ale.getScreenGrayscale if len(shape) == 2 else self.ale.getScreenRGB
         self.lives = 0
         self.game_over = True
+        self.life_lost = False
+        """The last episode ended at a lost life, not at the game's end: `reset` goes on with
+        the game. Any other reset (an evaluation's fresh episodes, say) starts a new game."""
 
     def step(self, action: Any) -> tuple[np.ndarray, float, bool, bool, dict[str, Any]]:
         ale, screens = self.ale, self._screens
@@ -189,18 +192,20 @@ class AtariGame(gym.Wrapper):
             screens[1] = screens[0]
         self.game_over = terminated or truncated
         lives = ale.lives()
-        if self.terminal_on_life_loss and lives < self.lives:
-            terminated = True
+        self.life_lost = False
+        if self.terminal_on_life_loss and lives < self.lives and not self.game_over:
+            terminated = self.life_lost = True
         self.lives = lives
         return np.maximum(screens[0], screens[1]), reward, terminated, truncated, {"lives": lives}
 
     def reset(
         self, *, seed: int | None = None, options: dict[str, Any] | None = None
     ) -> tuple[np.ndarray, dict[str, Any]]:
-        if not self.game_over and seed is None:
+        if self.life_lost and seed is None:
             # Only a life was lost: the game goes on, a no-op moves past the lost life.
             observation, _, terminated, truncated, info = self.step(0)
             if not (terminated and self.game_over) and not truncated:
+                self.life_lost = False  # a life lost on the no-op ends no episode
                 return observation, info
         _, info = self.env.reset(seed=seed, options=options)
         noops = self.env.unwrapped.np_random.integers(1, self.noop_max + 1) if self.noop_max else 0
@@ -210,13 +215,17 @@ class AtariGame(gym.Wrapper):
                 self.env.reset()
         self._grab(self._screens[0])
         self.lives = self.ale.lives()
-        self.game_over = False
+        self.game_over = self.life_lost = False
         return self._screens[0].copy(), {"lives": self.lives}
 
     def get_wrapper_state(self) -> dict[str, Any]:
-        """What the emulator's state leaves out: the lives seen and whether the game is over."""
-        return {"lives": self.lives, "game_over": self.game_over}
+        """What the emulator's state leaves out: the lives seen, whether the game is over and
+        whether the last episode ended at a lost life."""
+        return {"lives": self.lives, "game_over": self.game_over, "life_lost": self.life_lost}
 
     def set_wrapper_state(self, state: dict[str, Any]) -> None:
         self.lives = int(state["lives"])
         self.game_over = bool(state["game_over"])
+        # A checkpoint from before life_lost was kept: a game left running ended a life.
+        lost = self.terminal_on_life_loss and not self.game_over
+        self.life_lost = bool(state.get("life_lost", lost))

@@ -140,3 +140,25 @@ def test_max_episode_steps_is_refused_where_an_atari_game_counts_frames() -> Non
     params = AtariEnvironmentParameters(level="pong", max_episode_steps=1000)
     with pytest.raises(InvalidParameter, match="max_episode_frames"):
         params.validate()
+
+
+@pytest.mark.parametrize("terminal_on_life_loss", [False, True])
+def test_a_reset_in_the_middle_of_a_life_starts_a_new_game(terminal_on_life_loss: bool) -> None:
+    # An evaluation starts fresh episodes wherever training left the games; only a reset
+    # after a lost life's episode goes on with the game.
+    game = _game(
+        level="breakout",
+        terminal_on_life_loss=terminal_on_life_loss,
+        repeat_action_probability=0.0,
+        noop_max=0,
+    )
+    game.reset(seed=0)
+    for _ in range(2000):
+        *_, terminated, _, info = game.step(1)
+        if terminated or info["lives"] < 5:
+            break
+    assert info["lives"] == 4 and not game.game_over
+    for _ in range(10):
+        game.step(0)
+    game.reset()
+    assert game.ale.lives() == 5 and game.ale.getEpisodeFrameNumber() == 0
