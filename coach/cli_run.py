@@ -108,7 +108,8 @@ def _prepare(opts: RunOptions) -> tuple[Any, dict[str, Any] | None]:
             f"not {preset.name!r}"
         )
     level = getattr(environment, "level", None)
-    if checkpoint is not None and not _same_level(environment, checkpoint.get("level")):
+    saved = checkpoint.get("level") if checkpoint is not None else None
+    if checkpoint is not None and saved is not None and not _same_level(environment, saved):
         raise CoachError(
             f"checkpoint {checkpoint['path']} is from level {checkpoint['level']!r}, this run "
             f"is on {level!r}"
@@ -126,23 +127,10 @@ def _prepare(opts: RunOptions) -> tuple[Any, dict[str, Any] | None]:
     return preset, checkpoint
 
 
-def _same_level(environment: Any, saved: str | None) -> bool:
-    """Whether a checkpoint's level (``saved``; ``None``: it names none) is the run's. A
-    level of a level set may be saved by another of its names: a run built without the CLI
-    (golden and benchmark cases) saves the preset's own, ``breakout`` for
-    ``ALE/Breakout-v5``."""
-    level = getattr(environment, "level", None)
-    if saved is None or saved == level:
-        return True
-    level_set = getattr(environment, "level_set", None)
-    if level_set is None:
-        return False
-    from coach.environments.levels import resolve_level  # the level sets' registry
+def _same_level(environment: Any, saved: str) -> bool:
+    from coach.environments.levels import same_level  # the level sets: only when restoring
 
-    try:
-        return bool(resolve_level(level_set, saved) == level)
-    except CoachError:  # no longer a level of the set
-        return False
+    return same_level(getattr(environment, "level_set", None), saved, environment.level)
 
 
 def _install_signal_handlers(graph: Any) -> None:

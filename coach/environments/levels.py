@@ -134,6 +134,18 @@ def _quiet_glfw() -> Iterator[None]:
         yield
 
 
+def same_level(level_set: str | None, name: str, level: str | None) -> bool:
+    """Whether ``name`` is ``level``, or another of ``level_set``'s names for it: a run built
+    without the CLI (golden and benchmark cases) keeps the preset's ``breakout`` where the CLI
+    resolved ``ALE/Breakout-v5``."""
+    if name == level:
+        return True
+    try:
+        return level_set is not None and resolve_level(level_set, name) == level
+    except CoachError:  # no longer a level of the set
+        return False
+
+
 def resolve_level(level_set: str, name: str) -> str:
     """The gymnasium id of ``name`` in ``level_set``.
 
