@@ -192,9 +192,8 @@ class AtariGame(gym.Wrapper):
             screens[1] = screens[0]
         self.game_over = terminated or truncated
         lives = ale.lives()
-        self.life_lost = False
-        if self.terminal_on_life_loss and lives < self.lives and not self.game_over:
-            terminated = self.life_lost = True
+        self.life_lost = self.terminal_on_life_loss and lives < self.lives and not self.game_over
+        terminated = terminated or self.life_lost
         self.lives = lives
         return np.maximum(screens[0], screens[1]), reward, terminated, truncated, {"lives": lives}
 
