@@ -202,8 +202,8 @@ class AtariGame(gym.Wrapper):
     ) -> tuple[np.ndarray, dict[str, Any]]:
         if self.life_lost and seed is None:
             # Only a life was lost: the game goes on, a no-op moves past the lost life.
-            observation, _, terminated, truncated, info = self.step(0)
-            if not (terminated and self.game_over) and not truncated:
+            observation, *_, info = self.step(0)
+            if not self.game_over:
                 self.life_lost = False  # a life lost on the no-op ends no episode
                 return observation, info
         _, info = self.env.reset(seed=seed, options=options)
