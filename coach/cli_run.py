@@ -107,13 +107,15 @@ def _prepare(opts: RunOptions) -> tuple[Any, dict[str, Any] | None]:
             f"checkpoint {checkpoint['path']} is from preset {checkpoint['preset']!r}, "
             f"not {preset.name!r}"
         )
-    level = getattr(environment, "level", None)
     saved = checkpoint.get("level") if checkpoint is not None else None
-    if checkpoint is not None and saved is not None and not _same_level(environment, saved):
-        raise CoachError(
-            f"checkpoint {checkpoint['path']} is from level {checkpoint['level']!r}, this run "
-            f"is on {level!r}"
-        )
+    if checkpoint is not None and saved is not None:
+        from coach.environments.levels import same_level  # the level sets: only when restoring
+
+        level = getattr(environment, "level", None)
+        if not same_level(getattr(environment, "level_set", None), saved, level):
+            raise CoachError(
+                f"checkpoint {checkpoint['path']} is from level {saved!r}, this run is on {level!r}"
+            )
     if opts.render or opts.dump_mp4 or opts.dump_gifs:
         environment = roots.get("environment")
         if environment is None or not hasattr(environment, "render_mode"):
@@ -125,12 +127,6 @@ def _prepare(opts: RunOptions) -> tuple[Any, dict[str, Any] | None]:
         except ImportError:
             raise CoachError("-dm needs imageio-ffmpeg: pip install 'coach[video]'") from None
     return preset, checkpoint
-
-
-def _same_level(environment: Any, saved: str) -> bool:
-    from coach.environments.levels import same_level  # the level sets: only when restoring
-
-    return same_level(getattr(environment, "level_set", None), saved, environment.level)
 
 
 def _install_signal_handlers(graph: Any) -> None:
