@@ -333,9 +333,11 @@ class GraphManager(ABC):
                     self.progress.period_end is not None
                     and self._training_count(period) >= self.progress.period_end
                 ):
-                    self.progress.period_end = None
+                    # The period ends after its evaluation: a checkpoint taken during the
+                    # evaluation (the run as it was before it) runs the evaluation again.
                     if schedule.evaluation_steps.num_steps > 0:
                         self.evaluation_period(schedule.evaluation_steps)
+                    self.progress.period_end = None
                     if self.stopped_early:
                         return
                     continue

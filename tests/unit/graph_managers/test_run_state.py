@@ -3,6 +3,7 @@ a run carries on from it, on a counting environment and scripted agents."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -10,10 +11,11 @@ import pytest
 
 from coach.agents.algorithm import AlgorithmParameters
 from coach.agents.parameters import AgentParameters
+from coach.checkpoints import load_checkpoint
 from coach.core.run_phase import RunPhase
 from coach.core.step_units import EnvironmentEpisodes, EnvironmentSteps
 from coach.environments.environment import Environment
-from coach.errors import CoachError
+from coach.errors import CoachError, RunInterrupted
 from coach.graph_managers.graph_manager import GraphManager
 from coach.graph_managers.parameters import RunContext, ScheduleParameters
 from coach.graph_managers.run_state import RunProgress, restore_run, run_state, with_memories
@@ -136,3 +138,39 @@ def test_with_memories_adds_the_memories_as_they_are_now() -> None:
     }
     agent, agent_before = state["agents"][0], before["agents"][0]
     assert all(agent[key] is agent_before[key] for key in agent_before if key != "memory")
+
+
+def test_a_run_stopped_during_an_evaluation_runs_it_again_and_ends_the_same(
+    tmp_path: Path,
+) -> None:
+    uninterrupted = _run()
+
+    graph = ToyGraph()
+    graph.create_graph(RunContext(seed=3, experiment_dir=tmp_path, quiet=True))
+    step = graph.top_level.step
+
+    def step_then_stop_in_the_second_evaluation() -> Any:
+        response = step()
+        if graph.phase is RunPhase.EVALUATE and len(graph.evaluations) == 1:
+            graph.stop_requested = 15  # as SIGTERM does, two steps into the evaluation
+        return response
+
+    graph.top_level.step = step_then_stop_in_the_second_evaluation  # type: ignore[method-assign]
+    with pytest.raises(RunInterrupted):
+        graph.improve()
+    path = graph.save_checkpoint()
+    graph.close()
+    assert path is not None
+    state = load_checkpoint(path)
+    assert state["phase"] == RunPhase.TRAIN.value  # the run as it was before the evaluation
+    assert [e[0] for e in state["evaluations"]] == [12]
+
+    resumed = ToyGraph()
+    resumed.create_graph(RunContext(seed=3, experiment_dir=tmp_path, quiet=True, resume=state))
+    resumed.improve()
+    resumed.close()
+    # The evaluation that was stopped runs again, whole, and the run ends as if never stopped.
+    assert resumed.evaluations == uninterrupted.evaluations
+    assert [e.env_steps for e in resumed.evaluations] == [12, 16]
+    assert resumed.progress == uninterrupted.progress
+    assert resumed.env_steps == uninterrupted.env_steps
