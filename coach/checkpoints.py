@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import os
 import time
+import zipfile
 from pathlib import Path
 from typing import Any
 
@@ -150,7 +151,11 @@ def load_checkpoint(path: Path) -> dict[str, Any]:
     """
     checkpoint = find_checkpoint(path)
     try:
-        loaded = torch.load(checkpoint, map_location="cpu", weights_only=True)
+        # Mapped, not read: the tensors are the file's pages until they are copied where they
+        # belong, so restoring a 7 GB Atari replay takes 7 GB of memory and not 14. A file
+        # that is no zip archive (truncated, or no checkpoint) is read, for torch's own error.
+        mapped = zipfile.is_zipfile(checkpoint)
+        loaded = torch.load(checkpoint, map_location="cpu", weights_only=True, mmap=mapped)
     except Exception as error:
         # torch's first line says what failed; the rest (advice on weights_only) is not
         # for a file that is no checkpoint at all.

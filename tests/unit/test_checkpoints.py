@@ -58,6 +58,26 @@ def test_pack_shares_what_it_can_and_copies_the_rest() -> None:
     assert unpack(packed)["readonly"].tolist() == [0.0, 0.0, 0.0]
 
 
+def _anonymous_memory() -> int:
+    """This process's resident memory that no file backs, in bytes (Linux)."""
+    status = Path("/proc/self/status").read_text()
+    return int(re.search(r"RssAnon:\s+(\d+) kB", status).group(1)) * 1024  # type: ignore[union-attr]
+
+
+@pytest.mark.skipif(not Path("/proc/self/status").is_file(), reason="reads /proc (Linux)")
+def test_a_loaded_checkpoint_is_the_files_pages_until_copied(tmp_path: Path) -> None:
+    # Restoring a full Atari replay (about 7 GB) must not hold it twice: the loaded arrays
+    # are the file's pages, and only their copy into the memory takes memory of its own.
+    size = 256 * 2**20
+    save_checkpoint(tmp_path, {"frames": np.full(size, 7, dtype=np.uint8)}, 1)
+    before = _anonymous_memory()
+    frames = load_checkpoint(tmp_path)["frames"]
+    assert int(frames[::4096].sum()) == 7 * (size // 4096)  # every page read
+    assert _anonymous_memory() - before < size // 4
+    frames[0] = 1  # and it is the run's to change, not the file's
+    assert load_checkpoint(tmp_path)["frames"][0] == 7
+
+
 def test_latest_marker_names_the_newest_and_old_ones_go(tmp_path: Path) -> None:
     for steps in (10, 20, 30, 40):
         save_checkpoint(tmp_path, {"steps": steps}, steps, keep=2)
