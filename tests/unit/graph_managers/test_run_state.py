@@ -152,7 +152,7 @@ def test_a_run_stopped_during_an_evaluation_runs_it_again_and_ends_the_same(
     def step_then_stop_in_the_second_evaluation() -> Any:
         response = step()
         if graph.phase is RunPhase.EVALUATE and len(graph.evaluations) == 1:
-            graph.stop_requested = 15  # as SIGTERM does, two steps into the evaluation
+            graph.stop_requested = 15  # as SIGTERM does, a step into the second evaluation
         return response
 
     graph.top_level.step = step_then_stop_in_the_second_evaluation  # type: ignore[method-assign]
