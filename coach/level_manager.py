@@ -105,6 +105,16 @@ class Level(Environment):
     def step(self, action: Any = None) -> EnvResponse:
         """Run the level's agents for a step (or a goal's steps) of their environment."""
 
+    def episode_state(self) -> Any:
+        """What the level itself keeps of the episodes in flight, beyond its agents and its
+        environment, for a checkpoint; ``None`` when nothing."""
+        return None
+
+    def continue_episodes(self, state: Any) -> bool:
+        """Carry on the episodes in flight with what `episode_state` returned; ``False`` when
+        ``state`` lacks what the level needs (the episodes then restart)."""
+        return True
+
     def policy_state(self) -> dict[str, Any]:
         """What acting copies of the level's agents need (rollout workers): each agent's
         policy, by name (`coach.parallel.exchange.policy_state`)."""
@@ -175,8 +185,8 @@ class LevelManager(Level):
         self.testing_subgoal = False
         """Set by the level above while it tests a subgoal: this level and every level below
         act without exploration (Levy et al., 2019)."""
-        self._current: EnvResponse | None = None
-        """The environment's latest response: where the next sub-episode starts."""
+        self._observation: dict[str, np.ndarray] | None = None
+        """The environment's observation now: where a goal level's next sub-episode starts."""
         self.name = name
         self.agent = agent
         self.environment = environment
@@ -200,6 +210,19 @@ class LevelManager(Level):
     def load_agents_state_dict(self, state: Any, episodes_in_flight: bool = True) -> None:
         self.agent.load_state_dict(state, episodes_in_flight=episodes_in_flight)
 
+    def episode_state(self) -> Any:
+        if self.goals is None or self._observation is None:
+            return None
+        return {"observation": self._observation}
+
+    def continue_episodes(self, state: Any) -> bool:
+        if self.goals is None:
+            return True
+        if state is None:  # a checkpoint written before goal levels kept their observation
+            return False
+        self._observation = state["observation"]
+        return True
+
     def with_memories(self, state: Any) -> Any:
         memory = self.agent.memory
         return {**state, "memory": memory.state_dict() if memory is not None else None}
@@ -219,7 +242,7 @@ class LevelManager(Level):
         response = self.environment.reset(seed)
         for observer in self.observers:
             observer.on_reset(response, self.phase)
-        self._current = response
+        self._observation = response.observation
         if self.goals is None:  # a goal level starts its agent when a goal arrives
             self.agent.reset(response)
         return response
@@ -259,11 +282,11 @@ class LevelManager(Level):
     def _pursue(self, goal: Any) -> EnvResponse:
         """One sub-episode towards ``goal``; the environment's steps answered as one."""
         goals, agent = self.goals, self.agent
-        assert goals is not None and self._current is not None
+        assert goals is not None and self._observation is not None
         goal = np.asarray(goal)
         agent.set_goal(goal)
         agent.policy.explore = not self.testing_subgoal
-        agent.reset(self._with_goal(self._current.observation, goal))
+        agent.reset(self._with_goal(self._observation, goal))
         reward = np.zeros(self.num_envs)
         goal_return = np.zeros(self.num_envs)
         for t in range(1, self.steps_per_action + 1):
@@ -294,7 +317,7 @@ class LevelManager(Level):
                 )
             )
             agent.train()
-            self._current = response
+            self._observation = response.observation
             if last:
                 break
         return EnvResponse(

@@ -74,6 +74,7 @@ def run_state(run: Run, include_memory: bool = False) -> dict[str, Any]:
         "evaluations": [[e.env_steps, e.rewards, e.lengths, e.successes] for e in run.evaluations],
         "episodes_in_flight": not run.fresh_episodes,
         "environment": None if run.fresh_episodes else run.environment.state_dict(),
+        "levels": None if run.fresh_episodes else [level.episode_state() for level in run.levels],
         "agents": [level.agents_state_dict(include_memory) for level in run.levels],
         "logger": run.logger.state_dict() if run.logger is not None else None,
     }
@@ -100,6 +101,11 @@ def restore_run(run: Run, state: dict[str, Any], whole_run: bool = True) -> None
     if len(state["agents"]) != len(run.levels):
         raise CoachError(f"{where} has {len(state['agents'])} agents, this graph {len(run.levels)}")
     in_flight = whole_run and state["environment"] is not None
+    if in_flight:  # the levels carry on their part of the episodes, if the state holds it
+        saved = state.get("levels") or [None] * len(run.levels)
+        in_flight = all(
+            level.continue_episodes(s) for level, s in zip(run.levels, saved, strict=True)
+        )
     for level, agent_state in zip(run.levels, state["agents"], strict=True):
         try:
             level.load_agents_state_dict(agent_state, episodes_in_flight=in_flight)
@@ -117,6 +123,9 @@ def restore_run(run: Run, state: dict[str, Any], whole_run: bool = True) -> None
     if in_flight:
         run.environment.load_state_dict(state["environment"])
     elif state["episodes_in_flight"] and run.logger is not None:
-        run.logger.info(
-            "this environment's episodes cannot be saved: the episodes in flight restart"
+        why = (
+            "this environment's episodes cannot be saved"
+            if state["environment"] is None
+            else "the checkpoint does not hold what the levels need of them"
         )
+        run.logger.info(f"{why}: the episodes in flight restart")

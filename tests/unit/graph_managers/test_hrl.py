@@ -1,5 +1,5 @@
 """Unit tests for coach/graph_managers/hrl.py: a hierarchy of real agents on a goal-based
-environment builds, runs, logs each level apart and checkpoints."""
+environment builds, runs, logs each level apart, checkpoints and resumes mid-episode."""
 
 from __future__ import annotations
 
@@ -8,13 +8,15 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+import torch
 from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 
 from coach.agents.ddpg import DDPGAgentParameters
+from coach.checkpoints import find_checkpoint, load_checkpoint
 from coach.core.goals import GoalReward
 from coach.core.step_units import EnvironmentEpisodes, EnvironmentSteps
 from coach.environments.parameters import GymEnvironmentParameters
-from coach.errors import CoachError
+from coach.errors import CoachError, RunInterrupted
 from coach.graph_managers.hrl import HierarchyParameters, HRLGraphManager
 from coach.graph_managers.parameters import RunContext, ScheduleParameters
 from coach.level_manager import LevelGoals
@@ -107,3 +109,66 @@ def test_the_horizons_must_match_the_levels() -> None:
         _graph(3, [5])
     with pytest.raises(CoachError, match="at least two levels"):
         HRLGraphManager([_agent("a")], GymEnvironmentParameters(level="x"), ScheduleParameters())
+
+
+def _run(
+    levels: int,
+    horizons: list[int],
+    folder: Path,
+    resume: dict | None = None,
+    stop_at: int | None = None,
+) -> HRLGraphManager:
+    """A hierarchy run whole, or stopped as SIGTERM does once ``stop_at`` env steps are done
+    (and checkpointed, as `coach` does then)."""
+    graph = _graph(levels, horizons).create_graph(
+        RunContext(seed=0, experiment_dir=folder, quiet=True, resume=resume, save_memory=True)
+    )
+    if stop_at is not None:
+        step = graph.top_level.step
+
+        def step_then_stop(action: object = None) -> object:
+            response = step(action)
+            if graph.env_steps >= stop_at:
+                graph.stop_requested = 15
+            return response
+
+        graph.top_level.step = step_then_stop  # type: ignore[method-assign]
+    try:
+        graph.improve()
+    except RunInterrupted:
+        graph.save_checkpoint()
+    finally:
+        graph.close()
+    return graph
+
+
+def _stopped_mid_episode(levels: int, horizons: list[int], folder: Path) -> dict:
+    """The checkpoint of a run stopped in training, in its environment's third episode."""
+    _run(levels, horizons, folder, stop_at=100)
+    state = load_checkpoint(find_checkpoint(folder))
+    assert state["environment"] is not None and state["env_total_steps"] % 40 != 0
+    return state
+
+
+@pytest.mark.parametrize(("levels", "horizons"), [(2, [5]), (3, [3, 4])])
+def test_a_hierarchy_stopped_mid_episode_resumes_and_ends_the_same(
+    levels: int, horizons: list[int], tmp_path: Path
+) -> None:
+    uninterrupted = _run(levels, horizons, tmp_path / "whole")
+    state = _stopped_mid_episode(levels, horizons, tmp_path / "stopped")
+    resumed = _run(levels, horizons, tmp_path / "stopped", resume=state)
+    assert resumed.env_steps == uninterrupted.env_steps
+    assert resumed.evaluations == uninterrupted.evaluations
+    for ours, theirs in zip(resumed.levels, uninterrupted.levels, strict=True):
+        networks = ours.agent.state_dict()["networks"]
+        torch.testing.assert_close(networks, theirs.agent.state_dict()["networks"], rtol=0, atol=0)
+
+
+def test_a_checkpoint_without_the_goal_levels_observation_restarts_the_episodes(
+    tmp_path: Path,
+) -> None:
+    state = _stopped_mid_episode(2, [5], tmp_path)
+    del state["levels"]  # as checkpoints written before goal levels kept it
+    resumed = _run(2, [5], tmp_path, resume=state)
+    assert resumed.env_steps >= 180 and resumed.evaluations
+    assert "the episodes in flight restart" in (tmp_path / "log.txt").read_text()
