@@ -7,8 +7,15 @@ The standard pipeline: 4 frames per step max-pooled, up to 30 no-ops, sticky act
 minimized by Adam at 6.25e-5, a batch of 32 every 4 steps, the target network refreshed every
 8,000 steps, epsilon from 1 to 0.01 over 250,000 steps after 20,000 steps of random play,
 evaluated with epsilon 0.001. (Castro et al., "Dopamine: A Research Framework for Deep
-Reinforcement Learning", 2018; its JAX DQN, whose configuration pairs Adam with the squared
-error: Adam with the Huber loss learned Breakout no better than random play in 725,000 steps.)
+Reinforcement Learning", 2018: its JAX DQN.)
+
+One departure: Adam's epsilon is PyTorch's 1e-8 (as in Stable-Baselines3 and CleanRL), not
+Dopamine's 1.5e-4. Dopamine's networks start with larger weights and zero biases; from
+PyTorch's initialization nearly every weight's gradient on Breakout is smaller than 1.5e-4
+(its root mean square over a batch: a median of 3e-5 in the first convolution, 0 in the
+hidden layer, whose inputs are mostly dead at first), so that epsilon turned Adam into a
+tiny SGD step: the agent still played no better than at random after 725,000 steps (with
+the Huber loss) and 379,000 (with the squared error).
 """
 
 from coach import (
@@ -52,7 +59,6 @@ agent.network_wrappers["main"] = NetworkParameters(
     middleware=MiddlewareParameters(scheme=[512]),
     heads=[QHeadParameters()],
     learning_rate=6.25e-5,
-    adam_epsilon=1.5e-4,
     create_target_network=True,
 )
 
