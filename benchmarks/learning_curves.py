@@ -180,7 +180,12 @@ def commit() -> str:
 
 
 def entry(
-    name: str, results: list[GoldenResult], runs: Path, records: Path, seeds: list[int]
+    name: str,
+    results: list[GoldenResult],
+    runs: Path,
+    records: Path,
+    seeds: list[int],
+    threads: int = 1,
 ) -> dict[str, Any]:
     """A preset's record in ``results.json``."""
     preset = load_preset(name)
@@ -202,7 +207,8 @@ def entry(
         "validation_seeds": list(validation.seeds),
         "figure": f"figures/{case_name(name)}.png",
         "command": f"python -m benchmarks.learning_curves {name} --seeds "
-        + " ".join(map(str, seeds)),
+        + " ".join(map(str, seeds))
+        + (f" --threads {threads}" if threads != 1 else ""),
         "commit": ", ".join(sorted(commits)),
         "date": max(dates),
         "seeds": rows,
@@ -219,7 +225,9 @@ def record(name: str, results: list[GoldenResult], args: argparse.Namespace) -> 
     draw(name, folders, figure)
     path = args.docs / RESULTS
     recorded = json.loads(path.read_text()) if path.is_file() else {}
-    recorded[case_name(name)] = entry(name, results, args.runs, args.docs / RECORDS, args.seeds)
+    recorded[case_name(name)] = entry(
+        name, results, args.runs, args.docs / RECORDS, args.seeds, args.threads
+    )
     partial = path.with_suffix(".partial")
     partial.write_text(json.dumps(dict(sorted(recorded.items())), indent=1) + "\n")
     partial.replace(path)
@@ -235,6 +243,13 @@ def main() -> int:
     )
     parser.add_argument("--seeds", type=int, nargs="+", default=list(SEEDS))
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="cases at once")
+    parser.add_argument(
+        "--threads",
+        type=int,
+        default=1,
+        help="torch CPU threads of each case (coach --threads): one case on every core of a "
+        "small machine, for a preset that trains for hours per seed",
+    )
     parser.add_argument("--runs", type=Path, default=Path("experiments/benchmarks"))
     parser.add_argument("--docs", type=Path, default=Path("docs/benchmarks"))
     args = parser.parse_args()
@@ -254,7 +269,7 @@ def main() -> int:
         for dataset, recipe in missing_datasets(names).items():
             error = pool.submit(make_dataset, recipe).result()
             print(f"dataset {dataset}: {error or 'made by its recipe'}", flush=True)
-        for r in finished(pool, todo, args.runs, stopped=stopped):
+        for r in finished(pool, todo, args.runs, stopped=stopped, threads=args.threads):
             by_preset[r.preset].append(r)
             if r.ran:
                 case = Path(case_name(r.preset)) / f"seed{r.seed}"

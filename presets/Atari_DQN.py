@@ -67,5 +67,7 @@ environment = AtariEnvironmentParameters(level="breakout")
 graph_manager = BasicRLGraphManager(agent, environment, schedule)
 
 # Dopamine's JAX DQN (Adam and the squared error) averages 15 on Breakout over its third
-# iteration (500,000 to 750,000 agent steps) and 24 over its fifth.
-validation = PresetValidation(min_reward=15, max_env_steps=2_500_000)
+# iteration (500,000 to 750,000 agent steps) and 24 over its fifth. This preset's evaluations
+# passed 15 at 520,000 and 770,000 env steps on seeds 1 and 0 (19.3 and 21.8): within
+# 1,000,000, as Dopamine's curve is. A case trains on to its evaluation at 1,020,000.
+validation = PresetValidation(min_reward=15, max_env_steps=1_000_000)

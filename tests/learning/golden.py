@@ -22,7 +22,7 @@ training episodes, epochs over a dataset) or its preset's schedule ends. It pass
 The table also shows the final agent (the run's last checkpoint, evaluated the same way), so
 that a run that peaks and then collapses is visible. Exits 1 if any case fails.
 
-Cases longer than a sitting (Atari_DQN trains 2.5M steps) run with ``--runs DIR``: each case
+Cases longer than a sitting (Atari_DQN trains 1M steps) run with ``--runs DIR``: each case
 keeps its folder there and saves a checkpoint every half hour, replay memory included; the
 same command again resumes the unfinished cases exactly where their checkpoints left them and
 reports the finished ones without training them again (a finished case keeps its final
@@ -119,6 +119,7 @@ def finished(
     backend: str = "local",
     checkpoint_seconds: float = CHECKPOINT_SECONDS,
     stopped: Callable[[], int | None] = lambda: None,
+    threads: int = 1,
 ) -> Iterator[GoldenResult]:
     """Run the (preset, seed) cases in ``pool`` (each kept in ``runs/PRESET/seedN`` when
     ``runs`` is given) and yield each result as its case ends; a case that raises fails alone,
@@ -136,6 +137,7 @@ def finished(
             backend,
             runs / case_name(name) / f"seed{seed}" if runs else None,
             checkpoint_seconds,
+            threads,
         ): (name, seed)
         for name, seed in todo
     }
@@ -170,6 +172,9 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("presets", nargs="*", help="presets to run (default: all with validation)")
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="cases at once")
+    parser.add_argument(
+        "--threads", type=int, default=1, help="torch CPU threads of each case (coach --threads)"
+    )
     parser.add_argument("-n", "--num-workers", type=int, help="run each case on N rollout workers")
     parser.add_argument("--backend", choices=["local", "ray"], default="local")
     parser.add_argument(
@@ -218,6 +223,7 @@ def main() -> int:
             args.backend,
             args.checkpoint_seconds,
             stopped,
+            args.threads,
         ):
             results.append(r)
             state = "pass" if r.passed else f"FAIL ({r.why})"

@@ -83,11 +83,13 @@ def score(validation: PresetValidation, result: EvaluationResult) -> float:
     return result.mean_reward / validation.per_agent if rewarded else result.success_rate
 
 
-def evaluate_checkpoint(name: str, state: dict[str, Any], seed: int) -> EvaluationResult:
+def evaluate_checkpoint(
+    name: str, state: dict[str, Any], seed: int, threads: int = 1
+) -> EvaluationResult:
     """``state``'s agents in a freshly built graph of preset ``name``, on `EPISODES` fresh
     episodes seeded with ``seed`` (as ``coach -p NAME -crd PATH --evaluate 20`` does)."""
     graph = load_preset(name).graph_manager
-    graph.create_graph(RunContext(seed=seed, quiet=True))
+    graph.create_graph(RunContext(seed=seed, quiet=True, num_threads=threads))
     try:
         graph.load_state_dict(state, whole_run=False)
         return graph.evaluate(EnvironmentEpisodes(EPISODES))
@@ -258,9 +260,12 @@ def run_case(
     backend: str = "local",
     folder: Path | None = None,
     checkpoint_seconds: float = CHECKPOINT_SECONDS,
+    threads: int = 1,
 ) -> GoldenResult:
     """Train ``name`` on ``seed`` within its validation's budgets (with ``workers`` rollout
-    workers on ``backend``, if given), then judge the run and its checkpoints.
+    workers on ``backend``, if given), then judge the run and its checkpoints. ``threads``
+    is the torch CPU threads of the case (``coach --threads``): a case's numbers depend on it,
+    so an interrupted case resumes with the same.
 
     In a temporary folder by default. In ``folder`` the case is kept: it saves a checkpoint
     every ``checkpoint_seconds`` (replay memory included), an interrupted case resumes from
@@ -269,12 +274,12 @@ def run_case(
     """
     if folder is None:
         with tempfile.TemporaryDirectory() as directory:
-            return _run_case(name, seed, workers, backend, Path(directory), None)
+            return _run_case(name, seed, workers, backend, Path(directory), None, threads)
     if (folder / RESULT).is_file():
         return GoldenResult(**json.loads((folder / RESULT).read_text()))
     with _Stop.on_signals():
         folder.mkdir(parents=True, exist_ok=True)
-        result = _run_case(name, seed, workers, backend, folder, checkpoint_seconds)
+        result = _run_case(name, seed, workers, backend, folder, checkpoint_seconds, threads)
     partial = folder / f"{RESULT}.partial"
     partial.write_text(json.dumps(asdict(result)))
     partial.replace(folder / RESULT)
@@ -288,6 +293,7 @@ def _run_case(
     backend: str,
     directory: Path,
     checkpoint_seconds: float | None,
+    threads: int,
 ) -> GoldenResult:
     preset = load_preset(name)
     assert preset.validation is not None, f"{name} declares no validation"
@@ -339,6 +345,7 @@ def _run_case(
         seed=seed,
         experiment_dir=directory,
         quiet=True,
+        num_threads=threads,
         resume=load_checkpoint(directory) if resumed else None,
     )
     if kept:
@@ -380,9 +387,9 @@ def _run_case(
         state = load_checkpoint(best_within)
         # best.pt was saved right after the evaluation that made it the best so far.
         index = len(state["evaluations"]) - 1
-        best = (within[index], evaluate_checkpoint(name, state, evaluation_seed))
+        best = (within[index], evaluate_checkpoint(name, state, evaluation_seed, threads))
     assert final_path is not None
-    final = evaluate_checkpoint(name, load_checkpoint(final_path), evaluation_seed)
+    final = evaluate_checkpoint(name, load_checkpoint(final_path), evaluation_seed, threads)
     scores = [score(validation, e) for e, inside in zip(evaluations, within, strict=True) if inside]
     why = _verdict(validation, reached is not None, broken, best)
     if validation.baselines == "tictactoe" and best is not None:
