@@ -52,7 +52,8 @@ def test_a_preset_whose_seeds_finished_is_drawn_and_recorded(
         (folder / RESULT).write_text(json.dumps(asdict(result)))
         (folder / MARKS).write_text(json.dumps([[True, 1.5], [True, 2.5 + seed]]))
         results.append(result)
-    args = argparse.Namespace(runs=runs, docs=docs, seeds=[0, 1], jobs=1)
+    threads = 2 if as_file else 1  # the command names a case's threads when not one
+    args = argparse.Namespace(runs=runs, docs=docs, seeds=[0, 1], jobs=1, threads=threads)
     record(name, results, args)
     figure = docs / "figures" / f"{key}.png"
     assert figure.read_bytes().startswith(b"\x89PNG")
@@ -60,7 +61,8 @@ def test_a_preset_whose_seeds_finished_is_drawn_and_recorded(
     assert entry["figure"] == f"figures/{key}.png" and entry["metric"] == "reward"
     assert [s["seed"] for s in entry["seeds"]] == [0, 1]
     assert entry["seeds"][1]["best_checkpoint"] == 9.0
-    assert entry["command"].endswith(f"{name} --seeds 0 1")
+    threads_flag = " --threads 2" if as_file else ""
+    assert entry["command"].endswith(f"{name} --seeds 0 1{threads_flag}")
     assert [s["total_seconds"] for s in entry["seeds"]] == [2.5, 3.5]
     assert metric("ExplorationChain_DQN") == "success_rate"
 

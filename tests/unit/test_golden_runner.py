@@ -17,7 +17,9 @@ import pytest
 from benchmarks.batch_rl import record_random_dataset
 from coach.batch.graph_manager import BatchRLGraphManager
 from coach.checkpoints import LATEST, load_checkpoint
+from coach.core.step_units import StepUnit
 from coach.graph_managers.evaluation import EvaluationResult
+from coach.graph_managers.graph_manager import GraphManager
 from coach.presets import PresetValidation, load_preset
 from tests.integration.coach_cli import coach
 from tests.learning import golden_case
@@ -125,6 +127,28 @@ def test_a_threshold_reached_within_budget_and_kept_by_best_pt_passes(tmp_path: 
     header, row = table([result])
     assert "best.pt 20 eps" in header and "final 20 eps" in header
     assert row.split()[-1] == "pass"
+
+
+def test_a_case_trains_and_is_judged_on_the_threads_it_is_given(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import torch
+
+    seen: list[int] = []
+    train_and_act = GraphManager.train_and_act
+
+    def spy(self: GraphManager, steps: StepUnit) -> None:
+        seen.append(torch.get_num_threads())
+        train_and_act(self, steps)
+
+    monkeypatch.setattr(GraphManager, "train_and_act", spy)
+    before = torch.get_num_threads()
+    try:
+        result = run_case(_cartpole(tmp_path, "min_reward=5, max_env_steps=400"), 0, threads=2)
+        assert torch.get_num_threads() == 2  # the fresh evaluations' graphs too
+    finally:
+        torch.set_num_threads(before)
+    assert result.passed and seen and set(seen) == {2}
 
 
 def test_a_threshold_out_of_reach_fails(tmp_path: Path) -> None:
