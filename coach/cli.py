@@ -82,16 +82,15 @@ def _list_presets() -> None:
 @click.option(
     "--device",
     type=cli_options.Device(),
-    default="cpu",
-    show_default=True,
-    help="Torch device: cpu, cuda, cuda:N or mps, as this machine has them.",
+    default=None,
+    help="Torch device: cpu, cuda, cuda:N or mps, as this machine has them (default: cpu; "
+    "on --resume, the run's own).",
 )
 @click.option(
     "--threads",
     type=cli_options.cpu_threads(),
-    default=1,
-    show_default=True,
-    help="Torch CPU threads (at most this machine's CPUs).",
+    default=None,
+    help="Torch CPU threads, at most this machine's CPUs (default: 1; on --resume, the run's own).",
 )
 @click.option("-q", "--quiet", is_flag=True, help="No console output (log.txt is still written).")
 @click.option(

@@ -44,8 +44,10 @@ class RunOptions:
     experiment_path: Path = Path("experiments")
     seed: int | None = None
     custom_parameters: tuple[str, ...] = ()
-    device: str = "cpu"
-    threads: int = 1
+    device: str | None = None
+    """``--device``; ``None``: cpu, or on ``--resume`` the device the run had."""
+    threads: int | None = None
+    """``--threads``; ``None``: 1, or on ``--resume`` the threads the run had."""
     quiet: bool = False
     checkpoint_save_secs: float | None = None
     save_memory: bool = False
@@ -241,6 +243,18 @@ def run(
         raise
 
 
+def _device_and_threads(opts: RunOptions, resumed: dict[str, Any] | None) -> tuple[str, int]:
+    """The torch device and CPU threads of a run: those given, else those the resumed run
+    had (its numbers depend on them), else cpu and 1."""
+    from coach.cli_options import available_devices
+
+    saved = resumed or {}
+    device = opts.device or saved.get("device") or "cpu"
+    if opts.device is None and device not in available_devices():
+        raise CoachError(f"this run trained on {device}, which this machine lacks: give --device")
+    return device, opts.threads or saved.get("threads") or 1
+
+
 def _start(
     graph: Any,
     preset: Any,
@@ -255,15 +269,16 @@ def _start(
     from coach.parameters import flatten
 
     resuming = opts.resume is not None
+    device, threads = _device_and_threads(opts, checkpoint if resuming else None)
     if not resuming or opts.custom_parameters:
         write_params(directory / "params.yaml", preset, run_seed, list(opts.custom_parameters))
     graph.create_graph(
         RunContext(
             seed=run_seed,
-            device=opts.device,
+            device=device,
             experiment_dir=directory,
             quiet=opts.quiet,
-            num_threads=opts.threads,
+            num_threads=threads,
             checkpoint_seconds=opts.checkpoint_save_secs,
             save_memory=opts.save_memory,
             resume=checkpoint if resuming else None,

@@ -67,6 +67,8 @@ def run_state(run: Run, include_memory: bool = False) -> dict[str, Any]:
         "preset": run.name,
         "level": getattr(run.parameters().get("environment"), "level", None),
         "seed": run.context.seed,
+        "device": run.context.device,
+        "threads": run.context.num_threads,
         "phase": run.phase.value,
         "progress": dataclasses.asdict(run.progress),
         "env_total_steps": run.environment.total_steps,
@@ -114,6 +116,8 @@ def restore_run(run: Run, state: dict[str, Any], whole_run: bool = True) -> None
             raise CoachError(f"{where} does not fit this preset's agents: {first_line}") from None
     if not whole_run:
         return
+    if run.logger is not None:
+        _log_changed_settings(run, state)
     run.phase = RunPhase(state["phase"])
     run.progress = RunProgress(**state["progress"])  # after the phase, which may touch it
     run.environment.total_steps = int(state["env_total_steps"])
@@ -129,3 +133,22 @@ def restore_run(run: Run, state: dict[str, Any], whole_run: bool = True) -> None
             else "the checkpoint does not hold what the levels need of them"
         )
         run.logger.info(f"{why}: the episodes in flight restart")
+
+
+def _log_changed_settings(run: Run, state: dict[str, Any]) -> None:
+    """Say so where a run carries on with another device or other CPU threads than it had
+    (a checkpoint from before they were kept has neither)."""
+    assert run.logger is not None
+    changed = [
+        f"{what} {state[key]} to {now}"
+        for key, what, now in (
+            ("device", "device", run.context.device),
+            ("threads", "torch threads", run.context.num_threads),
+        )
+        if state.get(key, now) != now
+    ]
+    if changed:
+        run.logger.info(
+            f"resumed from {' and '.join(changed)}: the numbers will differ from an "
+            "uninterrupted run's"
+        )

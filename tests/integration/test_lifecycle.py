@@ -95,6 +95,24 @@ def test_sigkill_loses_only_the_work_since_the_last_checkpoint(
     assert rewards(run) == rewards(reference)
 
 
+@pytest.mark.skipif((os.cpu_count() or 1) < 2, reason="--threads 2 needs two CPUs")
+def test_resume_carries_on_with_the_device_and_threads_the_run_had(tmp_path: Path) -> None:
+    process = start("-p", "CartPole_DQN", "-ep", str(tmp_path), "--threads", "2", *LONGER,
+                    cwd=tmp_path)  # fmt: skip
+    wait_for(process, "evaluate env steps")
+    process.send_signal(signal.SIGTERM)
+    _, stderr = process.communicate(timeout=120)
+    assert process.returncode == 143, stderr
+    run = experiment(tmp_path)
+    assert torch.load(find_checkpoint(run), weights_only=True)["threads"] == 2
+
+    result = coach("--resume", str(run), cwd=tmp_path)  # no --threads: the run's own
+    assert result.returncode == 0, result.stderr
+    final = torch.load(find_checkpoint(run), weights_only=True)
+    assert final["env_total_steps"] >= 6300 and (final["device"], final["threads"]) == ("cpu", 2)
+    assert "will differ" not in (run / "log.txt").read_text()
+
+
 def test_sigterm_saves_a_checkpoint_and_exits_143(tmp_path: Path) -> None:
     process = start("-p", "CartPole_DQN", "-ep", str(tmp_path), *LONGER, cwd=tmp_path)
     wait_for(process, "evaluate env steps")
@@ -145,6 +163,15 @@ def test_restored_agent_acts_like_the_trained_one(reference: Path, tmp_path: Pat
     assert rewards(experiment(tmp_path / "a")) != rewards(experiment(tmp_path / "b"))
 
 
+def _copy(run: Path, to: Path) -> Path:
+    """A copy of the experiment folder ``run`` at ``to``."""
+    for path, content in snapshot(run).items():
+        target = to / Path(path).relative_to(run)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes(content)
+    return to
+
+
 def _refused(result: object, *needles: str) -> None:
     assert result.returncode == 2, result.stdout  # type: ignore[attr-defined]
     lines = result.stderr.strip().splitlines()  # type: ignore[attr-defined]
@@ -164,11 +191,7 @@ def test_missing_checkpoint_folder_is_refused(tmp_path: Path) -> None:
 def test_truncated_checkpoint_is_refused_with_its_path(
     reference: Path, tmp_path: Path, flag: str
 ) -> None:
-    copy = tmp_path / "run"
-    for path, content in snapshot(reference).items():
-        target = copy / Path(path).relative_to(reference)
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_bytes(content)
+    copy = _copy(reference, tmp_path / "run")
     latest = find_checkpoint(copy)
     latest.write_bytes(latest.read_bytes()[: latest.stat().st_size // 2])
     before = snapshot(copy)
@@ -176,6 +199,18 @@ def test_truncated_checkpoint_is_refused_with_its_path(
     result = coach(*args, "-ep", str(tmp_path / "experiments"), cwd=tmp_path)
     _refused(result, str(latest), "corrupted")
     assert snapshot(copy) == before and not (tmp_path / "experiments").exists()
+
+
+def test_resume_on_a_machine_without_the_runs_device_asks_for_one(
+    reference: Path, tmp_path: Path
+) -> None:
+    copy = _copy(reference, tmp_path / "run")
+    latest = find_checkpoint(copy)
+    torch.save({**torch.load(latest, weights_only=True), "device": "cuda:99"}, latest)
+    before = snapshot(copy)
+    result = coach("--resume", str(copy), cwd=tmp_path)
+    _refused(result, "this run trained on cuda:99, which this machine lacks: give --device")
+    assert snapshot(copy) == before
 
 
 def test_checkpoint_of_another_preset_is_refused(reference: Path, tmp_path: Path) -> None:

@@ -22,7 +22,7 @@ from typing import Any
 from coach.batch.graph_manager import BatchRLGraphManager
 from coach.checkpoints import BEST, LATEST, load_checkpoint
 from coach.core.step_units import EnvironmentEpisodes, StepUnit
-from coach.errors import STOP_SIGNALS, RunInterrupted, on_stop_signals
+from coach.errors import STOP_SIGNALS, CoachError, RunInterrupted, on_stop_signals
 from coach.experiment import write_params
 from coach.graph_managers.evaluation import EvaluationResult
 from coach.graph_managers.graph_manager import GraphManager
@@ -265,7 +265,7 @@ def run_case(
     """Train ``name`` on ``seed`` within its validation's budgets (with ``workers`` rollout
     workers on ``backend``, if given), then judge the run and its checkpoints. ``threads``
     is the torch CPU threads of the case (``coach --threads``): a case's numbers depend on it,
-    so an interrupted case resumes with the same.
+    so an interrupted case resumes only with the same.
 
     In a temporary folder by default. In ``folder`` the case is kept: it saves a checkpoint
     every ``checkpoint_seconds`` (replay memory included), an interrupted case resumes from
@@ -284,6 +284,18 @@ def run_case(
     partial.write_text(json.dumps(asdict(result)))
     partial.replace(folder / RESULT)
     return result
+
+
+def _to_resume(directory: Path, threads: int) -> dict[str, Any]:
+    """The latest checkpoint of the kept case in ``directory``, which it resumes on the
+    torch threads it trained on (its numbers depend on them)."""
+    checkpoint = load_checkpoint(directory)
+    if checkpoint.get("threads", threads) != threads:
+        raise CoachError(
+            f"{directory} trained with --threads {checkpoint['threads']}: resume it with the "
+            "same (its numbers depend on them), or remove the folder to start it over"
+        )
+    return checkpoint
 
 
 def _run_case(
@@ -346,7 +358,7 @@ def _run_case(
         experiment_dir=directory,
         quiet=True,
         num_threads=threads,
-        resume=load_checkpoint(directory) if resumed else None,
+        resume=_to_resume(directory, threads) if resumed else None,
     )
     if kept:
         context.checkpoint_seconds, context.save_memory = checkpoint_seconds, True

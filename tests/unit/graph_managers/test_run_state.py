@@ -67,6 +67,7 @@ def test_the_state_holds_where_the_loop_stands() -> None:
     graph = _run(steps=3)
     state = run_state(graph)
     assert state["preset"] == "toy" and state["seed"] == 3
+    assert (state["device"], state["threads"]) == ("cpu", 1)  # a run's numbers depend on them
     assert state["phase"] == RunPhase.TRAIN.value
     assert state["progress"] == {
         "evaluation_env_steps": 10,  # two evaluations of one 5-step episode
@@ -103,6 +104,31 @@ def test_a_restored_run_carries_on_where_it_stood() -> None:
     assert again["rng"] == state["agents"][0]["rng"]
     for column in ("actions", "rewards"):
         np.testing.assert_array_equal(again["memory"][column], state["agents"][0]["memory"][column])
+
+
+@pytest.mark.parametrize(
+    ("saved", "said"),
+    [
+        ({"threads": 2}, "resumed from torch threads 2 to 1: the numbers will differ"),
+        ({"device": "cuda:0", "threads": 4}, "from device cuda:0 to cpu and torch threads 4 to 1"),
+        ({}, None),  # the same device and threads
+        ({"device": None, "threads": None}, None),  # a checkpoint from before they were kept
+    ],
+)
+def test_a_run_resumed_on_another_device_or_threads_says_its_numbers_will_differ(
+    saved: dict[str, Any], said: str | None, tmp_path: Path
+) -> None:
+    state = {**run_state(_run(steps=3)), **saved}
+    state = {key: value for key, value in state.items() if saved.get(key, ...) is not None}
+    restored = ToyGraph()
+    restored.create_graph(RunContext(seed=3, experiment_dir=tmp_path, quiet=True))
+    restore_run(restored, state)
+    restored.close()
+    log = (tmp_path / "log.txt").read_text()
+    if said is None:
+        assert "will differ" not in log
+    else:
+        assert said in log
 
 
 def test_only_the_agents_are_restored_when_not_the_whole_run() -> None:
