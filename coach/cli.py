@@ -111,6 +111,7 @@ def _list_presets() -> None:
     "experiments/NAME for its newest run).",
 )
 @cli_options.resume_option("Continue the experiment (or group) in DIR from its latest checkpoint.")
+@cli_options.allow_import_option()
 @click.option(
     "--evaluate",
     type=click.IntRange(min=1),

@@ -50,11 +50,20 @@ from coach.errors import CoachError
     help="The preset the run was made from, when its params.yaml names one that is not found "
     "by name (a preset file of your own).",
 )
-def export(source: Path, file_format: str, output: Path | None, preset: str | None) -> None:
+@cli_options.allow_import_option()
+def export(
+    source: Path,
+    file_format: str,
+    output: Path | None,
+    preset: str | None,
+    allow_import: tuple[str, ...],
+) -> None:
     """Write a run's acting policy (greedy, filters folded in) as a file."""
     from coach.export.files import export_run
+    from coach.trust import AllowedImports
 
     try:
-        click.echo(str(export_run(source, file_format, output, preset)))
+        allowed = AllowedImports(allow_import)
+        click.echo(str(export_run(source, file_format, output, preset, allowed)))
     except CoachError as error:
         fail(str(error))

@@ -268,6 +268,21 @@ def ray_options(backend_help: str) -> Decorator:
     return both
 
 
+def allow_import_option() -> Decorator:
+    """``--allow-import MODULE|FILE.py``: code the files a command reads may name
+    (`coach.trust`)."""
+    return click.option(
+        "--allow-import",
+        "allow_import",
+        type=Text(),
+        multiple=True,
+        metavar="MODULE|FILE.py",
+        help="Let the files this command reads (YAML presets, params.yaml, group.yaml, "
+        "tune.yaml, search spaces) name this module, or Python preset file, to import for "
+        "this run (repeatable; see the security page of the docs).",
+    )
+
+
 def resume_option(help: str) -> Decorator:
     return click.option(
         "--resume", type=existing_path(folder_only=True), default=None, metavar="DIR", help=help

@@ -24,6 +24,7 @@ import click
 from coach import cli_options
 from coach.cli_options import fail
 from coach.errors import CoachError
+from coach.trust import AllowedImports
 
 if TYPE_CHECKING:
     from coach.presets import PresetValidation
@@ -55,10 +56,15 @@ if TYPE_CHECKING:
     show_default=True,
     help="What the curves show of each evaluation.",
 )
-def plot(paths: tuple[Path, ...], output: Path, x_axis: str, metric: str) -> None:
+@cli_options.allow_import_option()
+def plot(
+    paths: tuple[Path, ...], output: Path, x_axis: str, metric: str, allow_import: tuple[str, ...]
+) -> None:
     """Plot the evaluation curves of runs, groups of seeds or several presets."""
     try:
-        for path in plot_runs(list(paths), output, x_axis, metric):
+        for path in plot_runs(
+            list(paths), output, x_axis, metric, None, AllowedImports(allow_import)
+        ):
             click.echo(str(path))
     except CoachError as error:
         fail(str(error))
@@ -70,6 +76,7 @@ def plot_runs(
     x_axis: str,
     metric: str,
     floors: Mapping[str, float] | None = None,
+    allowed: AllowedImports | None = None,
 ) -> list[Path]:
     """Write one figure per environment of the runs under ``paths``, the table of the
     presets' final performance (``final_performance.csv``) and the report of them all
@@ -77,7 +84,8 @@ def plot_runs(
 
     ``floors`` gives, by preset name, the threshold of a validation that has none until it is
     judged (a share of the gap between baselines measured then): drawn and scored as if the
-    validation had it."""
+    validation had it. The presets the runs' ``params.yaml`` name are loaded for their
+    validations: a Python file or module among them only where ``allowed`` (`coach.trust`)."""
     from coach.studies.figures import aggregate_figure, curve_figure, save
     from coach.studies.report import Report, write_report
     from coach.studies.runs import find_runs, on_grid
@@ -88,7 +96,8 @@ def plot_runs(
         by_environment.setdefault(runs[0].environment, {})[label] = runs
     every = {name: runs for presets in by_environment.values() for name, runs in presets.items()}
     specs = {run.spec or run.preset for runs in every.values() for run in runs}
-    loaded = {spec: _validation(spec) for spec in specs}  # each preset loaded once
+    allowed = allowed if allowed is not None else AllowedImports()
+    loaded = {spec: _validation(spec, allowed) for spec in specs}  # each preset loaded once
     validations = {name: loaded[runs[0].spec or runs[0].preset] for name, runs in every.items()}
     given = floors or {}
     thresholds = {
@@ -157,12 +166,19 @@ def settings(runs: list[Run]) -> dict[str, list[Run]]:
     return out
 
 
-def _validation(preset: str) -> PresetValidation | None:
-    """The preset's validation, if it still loads and has one."""
-    from coach.presets import load_preset
+def _validation(preset: str, allowed: AllowedImports) -> PresetValidation | None:
+    """The preset's validation, if it still loads and has one. ``preset`` is what a run's
+    params.yaml names, so it runs no code the user did not allow: such a preset's threshold
+    is not drawn, and a line says how to allow it."""
+    from coach.presets import load_preset, presets_dir
+    from coach.trust import ImportNotAllowed, check_preset_spec
 
     try:
-        return load_preset(preset).validation
+        check_preset_spec(preset, allowed, "a run's params.yaml", presets_dir())
+        return load_preset(preset, allowed).validation
+    except ImportNotAllowed as error:
+        click.echo(f"coach: note: {error}; its threshold is not drawn", err=True)
+        return None
     except CoachError:
         return None
 

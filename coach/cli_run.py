@@ -69,6 +69,12 @@ class RunOptions:
     """``-j``: how many seeds of a group run at once."""
     run_dir: Path | None = None
     """The run's folder, made by its group (not a command-line option)."""
+    allow_import: tuple[str, ...] = ()
+    """``--allow-import``: the modules and preset files the files read may name."""
+    read_from: str | None = None
+    """The file ``preset`` and ``custom_parameters`` were read from (a group's
+    ``group.yaml``), where they were not typed: they then name code only as ``allow_import``
+    allows (`coach.trust`)."""
 
 
 def _prepare(opts: RunOptions) -> tuple[Any, dict[str, Any] | None]:
@@ -76,22 +82,27 @@ def _prepare(opts: RunOptions) -> tuple[Any, dict[str, Any] | None]:
     be wrong with the command line is found here, before anything is written."""
     from coach.checkpoints import load_checkpoint
     from coach.parameters import parse_override, set_parameter
-    from coach.presets import load_preset
+    from coach.presets import load_preset, presets_dir
+    from coach.trust import AllowedImports, FileSource, check_preset_spec
 
+    allowed = AllowedImports(opts.allow_import)
+    read_from = FileSource(opts.read_from, allowed) if opts.read_from is not None else None
     if opts.resume is not None:
         if opts.preset or opts.checkpoint_restore_dir:
             raise CoachError("--resume takes its preset and checkpoint from the folder it names")
         params = opts.resume / "params.yaml"
         if not params.is_file():
             raise CoachError(f"{opts.resume} is not an experiment folder (no params.yaml)")
-        preset = load_preset(str(params))
+        preset = load_preset(str(params), allowed)
     else:
         assert opts.preset is not None
-        preset = load_preset(opts.preset)
+        if read_from is not None:
+            check_preset_spec(opts.preset, allowed, read_from.path, presets_dir())
+        preset = load_preset(opts.preset, allowed)
     roots = preset.graph_manager.parameters()
     for text in opts.custom_parameters:
         path, value = parse_override(text)
-        set_parameter(roots, path, value)
+        set_parameter(roots, path, value, read_from=read_from)
     environment: Any = roots.get("environment")
     if opts.level is not None:
         if opts.resume is not None:
@@ -109,6 +120,9 @@ def _prepare(opts: RunOptions) -> tuple[Any, dict[str, Any] | None]:
             f"checkpoint {checkpoint['path']} is from preset {checkpoint['preset']!r}, "
             f"not {preset.name!r}"
         )
+    if opts.resume is not None:
+        assert checkpoint is not None
+        _check_unchanged(checkpoint, roots, opts)
     saved = checkpoint.get("level") if checkpoint is not None else None
     if checkpoint is not None and saved is not None:
         from coach.environments.levels import same_level  # the level sets: only when restoring
@@ -129,6 +143,23 @@ def _prepare(opts: RunOptions) -> tuple[Any, dict[str, Any] | None]:
         except ImportError:
             raise CoachError("-dm needs imageio-ffmpeg: pip install 'coach[video]'") from None
     return preset, checkpoint
+
+
+def _check_unchanged(checkpoint: dict[str, Any], roots: dict[str, Any], opts: RunOptions) -> None:
+    """Refuse to resume a run whose parameters are no longer what its checkpoint trained
+    with (its params.yaml edited), unless this command line's ``-cp`` asks for each change."""
+    from coach.graph_managers.run_state import describe_changes, parameter_changes, unasked_changes
+    from coach.parameters import parse_override
+
+    asked = tuple(parse_override(text)[0] for text in opts.custom_parameters)
+    unasked = unasked_changes(parameter_changes(checkpoint, roots), asked)
+    if unasked:
+        first = next(iter(unasked))
+        raise CoachError(
+            f"{opts.resume}/params.yaml is not what {checkpoint['path']} trained with: "
+            f"{describe_changes(unasked)}; resume with the parameters it trained with, or ask "
+            f"for the change with -cp {first}=VALUE on --resume"
+        )
 
 
 def _install_signal_handlers(graph: Any) -> None:
@@ -266,12 +297,23 @@ def _start(
     """Write params.yaml, build the graph and restore what it starts from; returns the
     dataset recorder of ``--record-dataset``, if any."""
     from coach.graph_managers.parameters import RunContext
+    from coach.graph_managers.run_state import describe_changes, parameter_changes
     from coach.parameters import flatten
 
     resuming = opts.resume is not None
     device, threads = _device_and_threads(opts, checkpoint if resuming else None)
+    parameters = preset.graph_manager.parameters()
+    # Asked for on this command line (`_check_unchanged` refused any other).
+    changes = parameter_changes(checkpoint, parameters) if resuming and checkpoint else {}
+    changed = describe_changes(changes, most=len(changes)) if changes else None
     if not resuming or opts.custom_parameters:
-        write_params(directory / "params.yaml", preset, run_seed, list(opts.custom_parameters))
+        write_params(
+            directory / "params.yaml",
+            preset,
+            run_seed,
+            list(opts.custom_parameters),
+            changed_on_resume=changed,
+        )
     graph.create_graph(
         RunContext(
             seed=run_seed,
@@ -291,6 +333,11 @@ def _start(
         logger.info(f"agents restored from {checkpoint['path']}")
     if checkpoint is not None and resuming:
         logger.info(f"resumed from {checkpoint['path']} at {graph.env_steps} env steps")
+        if changed is not None:
+            logger.info(
+                f"resumed with changed parameters, as -cp asked: {changed}; the numbers will "
+                "differ from an uninterrupted run's"
+            )
     else:
         level = getattr(preset.graph_manager.parameters().get("environment"), "level", None)
         on = f" on {level}" if level else ""

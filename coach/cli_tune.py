@@ -54,6 +54,7 @@ from coach.errors import CoachError
 )
 @cli_options.ray_options("Where the trials run: processes on this machine, or Ray tasks.")
 @cli_options.resume_option("Go on with the study in DIR (--trials N raises its total).")
+@cli_options.allow_import_option()
 def tune(resume: Path | None, **options: Any) -> None:
     """Tune a preset's parameters: an Optuna study whose trials are runs of the preset."""
     try:
@@ -68,23 +69,39 @@ def tune(resume: Path | None, **options: Any) -> None:
         fail(str(error))
 
 
-def _checked(preset_spec: str, overrides: list[str], space: Any, where: str) -> Any:
-    """The preset with the study's overrides, checked whole, and the space checked on it."""
-    from coach.parameters import parse_override, set_parameter
-    from coach.presets import load_preset
-    from coach.studies.search_space import check_space
+def _checked(
+    preset_spec: str,
+    overrides: list[str],
+    space: Any,
+    where: str,
+    allow_import: tuple[str, ...],
+    read_from: str | None = None,
+) -> Any:
+    """The preset with the study's overrides, checked whole, and the space checked on it.
 
-    preset = load_preset(preset_spec)
+    ``read_from``: the file the preset and overrides were read from (a study's tune.yaml),
+    where the user did not type them; they then name code only as allowed (`coach.trust`).
+    """
+    from coach.parameters import parse_override, set_parameter
+    from coach.presets import load_preset, presets_dir
+    from coach.studies.search_space import check_space
+    from coach.trust import AllowedImports, FileSource, check_preset_spec
+
+    allowed = AllowedImports(allow_import)
+    source = FileSource(read_from, allowed) if read_from is not None else None
+    if read_from is not None:
+        check_preset_spec(preset_spec, allowed, read_from, presets_dir())
+    preset = load_preset(preset_spec, allowed)
     graph = preset.graph_manager
     for text in overrides:
-        set_parameter(graph.parameters(), *parse_override(text))
+        set_parameter(graph.parameters(), *parse_override(text), read_from=source)
     graph.validate()
     if graph.schedule_params.evaluation_steps.num_steps <= 0:
         raise CoachError(
             f"{preset.name} makes no evaluations (schedule.evaluation_steps is 0): "
             f"a trial has nothing to be scored by"
         )
-    check_space(space, graph, where)
+    check_space(space, graph, where, allowed)
     return preset
 
 
@@ -100,7 +117,7 @@ def _start(options: dict[str, Any]) -> int:
         )
     space = read_space(space_path)
     overrides = list(options["custom_parameters"])
-    preset = _checked(preset_spec, overrides, space, str(space_path))
+    preset = _checked(preset_spec, overrides, space, str(space_path), options["allow_import"])
     if Path(preset_spec).is_file():  # found again from anywhere: best.yaml, --resume
         preset_spec = str(Path(preset_spec).resolve())
     if options["seed"] is not None and options["seeds"] is not None:
@@ -120,7 +137,15 @@ def _start(options: dict[str, Any]) -> int:
     )
     settings.write(folder.path)
     try:
-        return tune(folder.path, settings, space, options["backend"], options["ray_address"], False)
+        return tune(
+            folder.path,
+            settings,
+            space,
+            options["backend"],
+            options["ray_address"],
+            False,
+            options["allow_import"],
+        )
     except CoachError:
         if not any(folder.path.glob("trial_*")):  # nothing ran: leave nothing behind
             folder.remove()
@@ -142,9 +167,11 @@ def _resume(folder: Path, options: dict[str, Any]) -> int:
         )
     settings = StudySettings.read(folder)
     space = parse_space(settings.space, str(folder / SETTINGS))
-    _checked(settings.preset, settings.overrides, space, str(folder / SETTINGS))
+    where = str(folder / SETTINGS)
+    _checked(settings.preset, settings.overrides, space, where, options["allow_import"], where)
     settings.trials = options["trials"] or settings.trials
     settings.jobs = options["jobs"] or settings.jobs
     settings.device = options["device"] or settings.device
     settings.write(folder)
-    return tune(folder, settings, space, options["backend"], options["ray_address"], True)
+    backend, address = options["backend"], options["ray_address"]
+    return tune(folder, settings, space, backend, address, True, options["allow_import"])

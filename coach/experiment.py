@@ -72,8 +72,13 @@ def versions() -> dict[str, str]:
     }
 
 
-def write_params(path: Path, preset: Any, seed: int, overrides: list[str]) -> None:
-    """Write ``params.yaml``: the resolved parameters, itself a YAML preset of the run."""
+def write_params(
+    path: Path, preset: Any, seed: int, overrides: list[str], changed_on_resume: str | None = None
+) -> None:
+    """Write ``params.yaml``: the resolved parameters, itself a YAML preset of the run.
+
+    ``changed_on_resume`` says which parameters a resume changed from what the run had
+    trained with (as ``-cp`` asked), for the record in the file's header."""
     from coach.parameters import flatten
 
     settable, fixed = flatten(preset.graph_manager.parameters())
@@ -94,4 +99,9 @@ def write_params(path: Path, preset: Any, seed: int, overrides: list[str]) -> No
         f"# Repeat the run with: coach -p {path}\n"
         f"# Overrides given on the command line: {overrides or 'none'}\n"
     )
+    if changed_on_resume is not None:
+        header += (
+            f"# Resumed with changed parameters (the numbers differ from an uninterrupted "
+            f"run's): {changed_on_resume}\n"
+        )
     path.write_text(header + yaml.safe_dump(document, sort_keys=False, width=100))

@@ -40,6 +40,7 @@ from coach.schedules import (
     PieceWiseSchedule,
     Schedule,
 )
+from coach.trust import FileSource, check_parameter
 from coach.validation import InvalidParameter, Validated
 
 CONSTRUCTORS: dict[str, Callable[..., Any]] = {
@@ -241,15 +242,24 @@ def _child_type(node: Any, annotation: Any, name: str) -> Any:
     return Any
 
 
-def set_parameter(roots: dict[str, Any], path: str, value: Any) -> None:
+def set_parameter(
+    roots: dict[str, Any], path: str, value: Any, read_from: FileSource | None = None
+) -> None:
     """Set ``path`` (``agent.algorithm.discount``) to ``value`` (text is parsed).
 
     The value is checked against the annotation of what it replaces: a dataclass field's,
     or a dictionary's or list's item type. A dictionary may also gain a new key.
 
+    Args:
+        roots: The parameter trees by name (``agent``, ``environment``, ``schedule``).
+        path: The dotted path from a root.
+        value: The value, or its text as ``-cp`` takes it.
+        read_from: The file the value was read from, if it was: it may then name code to
+            import only as the user allowed (`coach.trust`). ``None``: the user gave it.
+
     Raises:
         CoachError: naming the valid fields when the path is wrong, or the expected type when
-            the value does not fit.
+            the value does not fit, or the option that allows a module a file names.
     """
     parts = _path_parts(roots, path)
     node, annotation = roots[parts[0]], Any
@@ -264,12 +274,32 @@ def set_parameter(roots: dict[str, Any], path: str, value: Any) -> None:
     if not (isinstance(node, dict) and _is_group(node)):
         _child(node, last, parent_path)  # raises, naming the valid fields, if there is none
     new = _coerce(value, _child_type(node, annotation, last), path)
+    if read_from is not None:
+        check_parameter(read_from, path, _current(node, last), new, _field_metadata(node, last))
     if isinstance(node, dict):
         node[last] = new
     elif isinstance(node, list):
         node[int(last)] = new
     else:
         setattr(node, last, new)
+
+
+def _current(node: Any, name: str) -> Any:
+    """What ``node``'s member ``name`` holds now (``None`` for a dictionary's new key)."""
+    if isinstance(node, dict):
+        return node.get(name)
+    if isinstance(node, list):
+        return node[int(name)]
+    return getattr(node, name)
+
+
+def _field_metadata(node: Any, name: str) -> Any:
+    """The metadata of the dataclass field ``name`` of ``node`` (empty for other members)."""
+    if dataclasses.is_dataclass(node) and not isinstance(node, dict | list):
+        for f in dataclasses.fields(node):
+            if f.name == name:
+                return f.metadata
+    return {}
 
 
 def _path_parts(roots: dict[str, Any], path: str) -> list[str]:

@@ -32,11 +32,16 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-import yaml
-
 from coach.errors import CoachError
 from coach.graph_managers.graph_manager import GraphManager
 from coach.parameters import set_parameter
+from coach.trust import (
+    AllowedImports,
+    FileSource,
+    ImportNotAllowed,
+    check_preset_spec,
+    read_yaml,
+)
 
 
 @dataclass(slots=True, kw_only=True)
@@ -206,12 +211,20 @@ def _exec_file(path: Path, module_name: str) -> ModuleType:
         spec.loader.exec_module(module)
     except SyntaxError as error:
         del sys.modules[module_name]
-        raise CoachError(
-            f"{error.filename}:{error.lineno}: syntax error in preset: {error.msg}"
-        ) from None
+        # A file that is no Python text (null bytes) has neither a file name nor a line.
+        line = f":{error.lineno}" if error.lineno else ""
+        raise CoachError(f"{path}{line}: syntax error in preset: {error.msg}") from None
     except CoachError:
         del sys.modules[module_name]
         raise
+    except SystemExit as stop:  # the preset ended the process: there is no run to make
+        del sys.modules[module_name]
+        frames = [f for f in traceback.extract_tb(stop.__traceback__) if f.filename == str(path)]
+        where = f"{path}:{frames[-1].lineno}" if frames else str(path)
+        raise CoachError(
+            f"{where}: the preset called sys.exit({stop.code!r}) instead of defining a "
+            f"graph_manager"
+        ) from None
     except Exception as error:
         del sys.modules[module_name]
         frames = [f for f in traceback.extract_tb(error.__traceback__) if f.filename == str(path)]
@@ -261,13 +274,12 @@ def _load_python(path: Path) -> Preset:
     return _from_module(_exec_file(path, module_name), path.stem, str(path), str(path.resolve()))
 
 
-def _load_yaml(path: Path, depth: int = 0, base_spec: str | None = None) -> Preset:
+def _load_yaml(
+    path: Path, allowed: AllowedImports, depth: int = 0, base_spec: str | None = None
+) -> Preset:
     if depth > 8:
         raise CoachError(f"{path}: YAML presets nest too deep (a cycle?)")
-    try:
-        document = yaml.safe_load(path.read_text())
-    except yaml.YAMLError as error:
-        raise CoachError(f"{path}: not valid YAML: {error}") from None
+    document = read_yaml(path)
     if not isinstance(document, dict) or "preset" not in document:
         raise CoachError(f"{path}: a YAML preset is a mapping with a 'preset' key (the base)")
     unknown = set(document) - {"preset", "seed", "parameters", "fixed", "versions", "name"}
@@ -276,49 +288,65 @@ def _load_yaml(path: Path, depth: int = 0, base_spec: str | None = None) -> Pres
             f"{path}: unknown keys {sorted(unknown)}; valid: preset, seed, parameters (and "
             f"name, fixed, versions, which a run's params.yaml holds)"
         )
-    base_name = str(document["preset"])
-    base_path = (path.parent / base_name) if base_name.endswith((".py", ".yaml", ".yml")) else None
     if base_spec is not None:  # given by the user: as the command line names presets
-        base = load_preset(base_spec, _depth=depth + 1)
-    elif base_path is not None and base_path.exists():
-        base = _load_file(base_path, depth + 1)
+        base = load_preset(base_spec, allowed, _depth=depth + 1)
     else:
-        base = load_preset(base_name, _depth=depth + 1)
+        base_name = str(document["preset"])
+        beside = path.parent / base_name  # a base file is found next to the YAML first
+        if base_name.endswith((".py", ".yaml", ".yml")) and beside.exists():
+            base_name = str(beside)
+        check_preset_spec(base_name, allowed, str(path), presets_dir())
+        base = load_preset(base_name, allowed, _depth=depth + 1)
     overrides = document.get("parameters") or {}
     if not isinstance(overrides, dict):
         raise CoachError(f"{path}: 'parameters' is a mapping of path: value")
     roots = base.graph_manager.parameters()
+    source = FileSource(str(path), allowed)
     for key, value in overrides.items():
         try:
-            set_parameter(roots, str(key), value)
+            set_parameter(roots, str(key), value, read_from=source)
+        except ImportNotAllowed:  # it names the file already
+            raise
         except CoachError as error:
             raise CoachError(f"{path}: {error}") from None
     base.overrides.update(overrides)
     if document.get("seed") is not None:
-        base.seed = int(document["seed"])
+        try:
+            base.seed = int(document["seed"])
+        except (TypeError, ValueError):
+            raise CoachError(f"{path}: seed is a whole number, not {document['seed']!r}") from None
     if document.get("name") is not None:  # a run's params.yaml: the name the run went by
         base.name = base.graph_manager.name = str(document["name"])
     base.source = str(path)
     return base
 
 
-def _load_file(path: Path, depth: int = 0) -> Preset:
+def _load_file(path: Path, allowed: AllowedImports, depth: int = 0) -> Preset:
     if not path.exists():
         raise CoachError(f"no preset file {path}")
     if path.suffix in (".yaml", ".yml"):
-        return _load_yaml(path, depth)
+        return _load_yaml(path, allowed, depth)
     return _load_python(path)
 
 
-def load_preset(spec: str, _depth: int = 0) -> Preset:
+def load_preset(spec: str, allowed: AllowedImports | None = None, _depth: int = 0) -> Preset:
     """Load a preset by name, file path, YAML file or ``module:attr``.
 
+    Args:
+        spec: The preset, as the user named it: whatever it names is run (a Python file, a
+            module). The files it reads on the way (a YAML preset, the base that one names)
+            are not trusted (`coach.trust`).
+        allowed: What the user allowed those files to name (``--allow-import``): nothing
+            when not given.
+
     Raises:
-        CoachError: when nothing matches (naming the close matches), or the preset fails.
+        CoachError: when nothing matches (naming the close matches), the preset fails, or a
+            file names code the user did not allow.
     """
+    allowed = allowed if allowed is not None else AllowedImports()
     path = Path(spec)
     if spec.endswith((".py", ".yaml", ".yml")) or path.is_file():
-        return _load_file(path, _depth)
+        return _load_file(path, allowed, _depth)
     if ":" in spec:
         module_name, _, attr = spec.partition(":")
         try:
@@ -337,7 +365,7 @@ def load_preset(spec: str, _depth: int = 0) -> Preset:
     for suffix in (".py", ".yaml", ".yml"):
         candidate = folder / f"{spec}{suffix}"
         if candidate.exists():
-            preset = _load_file(candidate, _depth)
+            preset = _load_file(candidate, allowed, _depth)
             preset.spec = spec  # found by its name from anywhere
             return preset
     # Close matches ignore case; a name that differs only in case or underscores comes first.
@@ -352,15 +380,21 @@ def load_preset(spec: str, _depth: int = 0) -> Preset:
     raise CoachError(f"no preset named {spec!r}{hint}")
 
 
-def load_run_preset(params: Path, base: str | None = None) -> Preset:
+def load_run_preset(
+    params: Path, base: str | None = None, allowed: AllowedImports | None = None
+) -> Preset:
     """A run's preset from its ``params.yaml``: the base preset it names (or ``base``, for a
     run of a preset that is not found by its name, such as a file of the user's) with the
     run's parameters applied.
 
+    ``params.yaml`` is a file, so what it names is held to `coach.trust`: a base it names
+    that is Python, or a parameter that names a module, needs ``allowed``; ``base`` is the
+    user's own.
+
     Raises:
         CoachError: as `load_preset`.
     """
-    return _load_yaml(params, base_spec=base)
+    return _load_yaml(params, allowed if allowed is not None else AllowedImports(), base_spec=base)
 
 
 def describe(preset: Preset) -> tuple[str, str]:

@@ -14,7 +14,7 @@ Machado et al., "Revisiting the Arcade Learning Environment", JAIR 2018.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import gymnasium as gym
@@ -30,6 +30,7 @@ from coach.environments.envpool_environment import (
 from coach.environments.levels import resolve_level
 from coach.environments.parameters import GymEnvironmentParameters
 from coach.errors import CoachError
+from coach.trust import NAMES_CODE
 
 
 @dataclass(slots=True, kw_only=True)
@@ -37,7 +38,7 @@ class AtariEnvironmentParameters(GymEnvironmentParameters):
     """An Atari game: ``level`` is a game of the ``atari`` level set (``breakout``, ``pong``;
     ``coach -l`` presets take it from ``-lvl``)."""
 
-    level: str = "breakout"
+    level: str = field(default="breakout", metadata=NAMES_CODE)
     """The game: a name of the atari level set or an ``ALE/<Game>-v5`` id."""
     level_set: str | None = "atari"
     """The levels ``-lvl`` chooses from."""

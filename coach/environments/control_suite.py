@@ -19,7 +19,7 @@ runs headless through EGL (``MUJOCO_GL=egl``, set here unless the caller set ano
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import gymnasium as gym
@@ -29,6 +29,7 @@ from gymnasium import spaces
 from coach import validation as check
 from coach.environments.levels import resolve_level
 from coach.environments.parameters import GymEnvironmentParameters
+from coach.trust import NAMES_CODE
 
 
 @dataclass(slots=True, kw_only=True)
@@ -36,7 +37,7 @@ class ControlSuiteEnvironmentParameters(GymEnvironmentParameters):
     """A Control Suite task: ``level`` is a name of the ``control_suite`` level set
     (``cartpole_swingup``; ``-lvl`` picks it) or a ``dm_control/<domain>-<task>-v0`` id."""
 
-    level: str = "cartpole_swingup"
+    level: str = field(default="cartpole_swingup", metadata=NAMES_CODE)
     """The task."""
     level_set: str | None = "control_suite"
     """The levels ``-lvl`` chooses from."""

@@ -11,7 +11,7 @@ Prediction predicts. The screens go through Coach's filters like Atari frames
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import gymnasium as gym
@@ -21,6 +21,7 @@ from coach import validation as check
 from coach.environments.levels import resolve_level
 from coach.environments.measurements import MEASUREMENTS
 from coach.environments.parameters import GymEnvironmentParameters
+from coach.trust import NAMES_CODE
 
 
 @dataclass(slots=True, kw_only=True)
@@ -28,7 +29,7 @@ class DoomEnvironmentParameters(GymEnvironmentParameters):
     """A ViZDoom scenario: ``level`` is a name of the ``doom`` level set (``basic``,
     ``health_gathering``, ...; ``-lvl`` picks it) or a ``Vizdoom<Name>-v1`` id."""
 
-    level: str = "basic"
+    level: str = field(default="basic", metadata=NAMES_CODE)
     """The scenario."""
     level_set: str | None = "doom"
     """The levels ``-lvl`` chooses from."""

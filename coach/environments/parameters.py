@@ -28,6 +28,7 @@ from coach.environments.gym_environment import GymEnvironment
 from coach.environments.levels import LEVEL_SETS, resolve_level
 from coach.environments.measurements import ReturnMeasurement
 from coach.errors import CoachError
+from coach.trust import NAMES_CODE
 
 VECTORIZATIONS = ("sync", "async", "envpool")
 """How the copies of an environment step (`GymEnvironmentParameters.vectorization`)."""
@@ -37,7 +38,7 @@ VECTORIZATIONS = ("sync", "async", "envpool")
 class GymEnvironmentParameters:
     """Which gymnasium environment to run, and how many copies of it."""
 
-    level: str
+    level: str = field(metadata=NAMES_CODE)
     """A registered gymnasium id (``CartPole-v1``) or an entry point ``package.module:Class``."""
     num_envs: int = 1
     """How many copies step together (a batch of environments)."""

@@ -22,6 +22,7 @@ from coach.environments.pettingzoo_aec import AECPettingZooEnvironment
 from coach.environments.pettingzoo_base import PettingZooEnvironment
 from coach.environments.pettingzoo_parallel import ParallelPettingZooEnvironment
 from coach.errors import CoachError
+from coach.trust import NAMES_CODE
 
 __all__ = [
     "API_CHOICES",
@@ -43,7 +44,7 @@ _INSTALL = " (PettingZoo and MPE2 come with pip install coach[multiagent])"
 class PettingZooEnvironmentParameters:
     """Which PettingZoo environment to run, through which API, and how many copies of it."""
 
-    env: str
+    env: str = field(metadata=NAMES_CODE)
     """``module:name``: an environment module (``mpe2:simple_spread_v3``) or a callable that
     makes a PettingZoo ``ParallelEnv`` or ``AECEnv`` (``my_package.envs:MyGame``)."""
     kwargs: dict[str, Any] = field(default_factory=dict)

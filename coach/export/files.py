@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any
 import torch
 
 from coach.errors import CoachError
+from coach.trust import AllowedImports, ImportNotAllowed
 
 if TYPE_CHECKING:
     from coach.export.policy import ExportedPolicy
@@ -41,7 +42,9 @@ OPSET = 18
 onnxruntime runs from version 1.14 on."""
 
 
-def restore_level(source: Path, preset: str | None = None) -> Level:
+def restore_level(
+    source: Path, preset: str | None = None, allowed: AllowedImports | None = None
+) -> Level:
     """The level of the run whose checkpoint ``source`` is (or holds), its agents restored
     from that checkpoint, acting only where the graph can build them so (as a rollout worker
     does: no memories, optimizers or target networks); close it when done.
@@ -52,6 +55,8 @@ def restore_level(source: Path, preset: str | None = None) -> Level:
         preset: The preset the run was made from, where its ``params.yaml`` names one that
             is not found by name (a preset file of the user's); ``params.yaml``'s parameters
             are applied over it.
+        allowed: The modules and preset files ``params.yaml`` may name (``--allow-import``;
+            `coach.trust`).
 
     Raises:
         CoachError: no checkpoint there, no ``params.yaml`` beside it, a graph of several
@@ -69,7 +74,9 @@ def restore_level(source: Path, preset: str | None = None) -> Level:
             f"checkpoints of a run folder"
         )
     try:
-        loaded = load_run_preset(params, preset)
+        loaded = load_run_preset(params, preset, allowed)
+    except ImportNotAllowed:  # it says what to give
+        raise
     except CoachError as error:
         if preset is not None:
             raise
@@ -197,7 +204,11 @@ def default_output(source: Path, file_format: str) -> Path:
 
 
 def export_run(
-    source: Path, file_format: str = "onnx", output: Path | None = None, preset: str | None = None
+    source: Path,
+    file_format: str = "onnx",
+    output: Path | None = None,
+    preset: str | None = None,
+    allowed: AllowedImports | None = None,
 ) -> Path:
     """Write the acting policy of the run's checkpoint ``source`` as a file; returns its path.
 
@@ -206,13 +217,14 @@ def export_run(
         file_format: ``onnx`` or ``torchscript``.
         output: The file to write (default: `default_output`).
         preset: The preset the run was made from, if its ``params.yaml`` cannot name it.
+        allowed: What ``params.yaml`` may name (see `restore_level`).
 
     Raises:
         CoachError: what cannot be exported, or written there.
     """
     if file_format not in FORMATS:
         raise CoachError(f"no export format {file_format!r}; choose from {', '.join(FORMATS)}")
-    level = restore_level(source, preset)
+    level = restore_level(source, preset, allowed)
     try:
         policy = exported_policy(level)
         path = output if output is not None else default_output(source, file_format)

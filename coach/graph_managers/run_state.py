@@ -21,6 +21,7 @@ from coach.graph_managers.evaluation import EvaluationResult
 from coach.graph_managers.parameters import RunContext
 from coach.level_manager import Level
 from coach.logging.experiment_logger import ExperimentLogger
+from coach.parameters import flatten
 
 
 @dataclass(slots=True)
@@ -69,6 +70,7 @@ def run_state(run: Run, include_memory: bool = False) -> dict[str, Any]:
         "seed": run.context.seed,
         "device": run.context.device,
         "threads": run.context.num_threads,
+        "parameters": trained_parameters(run.parameters()),
         "phase": run.phase.value,
         "progress": dataclasses.asdict(run.progress),
         "env_total_steps": run.environment.total_steps,
@@ -80,6 +82,63 @@ def run_state(run: Run, include_memory: bool = False) -> dict[str, Any]:
         "agents": [level.agents_state_dict(include_memory) for level in run.levels],
         "logger": run.logger.state_dict() if run.logger is not None else None,
     }
+
+
+NOT_COMPARED = ("environment.render_mode",)
+"""Parameters a resumed run may change without asking: how it shows its episodes (``-r``,
+``-dm`` set it), not what it learns."""
+
+
+def trained_parameters(parameters: dict[str, Any]) -> dict[str, Any]:
+    """The parameters a checkpoint records as what the run trained with: every settable
+    value (`coach.parameters.flatten`), as ``params.yaml`` holds them."""
+    settable, _ = flatten(parameters)
+    return {path: _as_yaml(value) for path, value in settable.items() if path not in NOT_COMPARED}
+
+
+def _as_yaml(value: Any) -> Any:
+    """``value`` as ``params.yaml`` gives it back: tuples are lists."""
+    if isinstance(value, list | tuple):
+        return [_as_yaml(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _as_yaml(v) for k, v in value.items()}
+    return value
+
+
+def parameter_changes(
+    state: dict[str, Any], parameters: dict[str, Any]
+) -> dict[str, tuple[Any, Any]]:
+    """The parameters whose value differs from what the checkpoint ``state`` trained with,
+    as ``{path: (trained, now)}`` (``None`` on the side that lacks the path); nothing for a
+    checkpoint from before they were recorded."""
+    trained = state.get("parameters")
+    if trained is None:
+        return {}
+    now = trained_parameters(parameters)
+    return {
+        path: (trained.get(path), now.get(path))
+        for path in sorted(set(trained) | set(now))
+        if trained.get(path) != now.get(path)
+    }
+
+
+def unasked_changes(
+    changes: dict[str, tuple[Any, Any]], asked: tuple[str, ...]
+) -> dict[str, tuple[Any, Any]]:
+    """Of ``changes``, those no path of ``asked`` (the overrides a resume was given) covers:
+    the path itself, or a group of parameters it lies in."""
+    return {
+        path: change
+        for path, change in changes.items()
+        if not any(path == a or path.startswith(f"{a}.") for a in asked)
+    }
+
+
+def describe_changes(changes: dict[str, tuple[Any, Any]], most: int = 3) -> str:
+    """``agent.algorithm.discount 0.99 -> 0.5, ...`` (the first ``most``, then how many more)."""
+    shown = [f"{path} {before!r} -> {after!r}" for path, (before, after) in changes.items()]
+    more = f" and {len(shown) - most} more" if len(shown) > most else ""
+    return ", ".join(shown[:most]) + more
 
 
 def with_memories(state: dict[str, Any], levels: list[Level]) -> dict[str, Any]:

@@ -27,6 +27,7 @@ import click
 import yaml
 
 from coach.errors import CoachError, on_stop_signals
+from coach.trust import read_yaml
 
 if TYPE_CHECKING:
     from coach.cli_run import RunOptions
@@ -68,7 +69,8 @@ def run_group(opts: RunOptions) -> int:
     if opts.resume is not None:
         if opts.preset or opts.checkpoint_restore_dir or opts.custom_parameters or opts.level:
             raise CoachError("--resume takes the group's preset and options from its folder")
-        group = Group.load(opts.resume, opts.quiet)
+        group = Group.load(opts.resume, opts.quiet, opts.allow_import)
+        group.check()
     else:
         check_group_options(opts)
         group = Group.create(opts)
@@ -83,12 +85,24 @@ def run_group(opts: RunOptions) -> int:
 class Group:
     """A group's folder and where each of its seeds stands."""
 
-    def __init__(self, path: Path, document: dict[str, Any], quiet: bool) -> None:
+    def __init__(
+        self,
+        path: Path,
+        document: dict[str, Any],
+        quiet: bool,
+        allow_import: tuple[str, ...] = (),
+        read_from: Path | None = None,
+    ) -> None:
         from coach.logging.progress import ProgressLine
 
         self.path = path
         self.document = document
         self.quiet = quiet
+        self.allow_import = allow_import
+        """``--allow-import`` of the command that runs the group: never kept in its file."""
+        self.read_from = read_from
+        """The file the seeds' options were read from (a resumed group's ``group.yaml``):
+        they name code only as ``allow_import`` allows (`coach.trust`)."""
         self.line = ProgressLine(enabled=not quiet)
         """The group's one progress line, where the console is a terminal."""
 
@@ -127,21 +141,44 @@ class Group:
             "options": options,
             "seed_status": {seed: "waiting" for seed in opts.seeds},
         }
-        group = cls(path, document, opts.quiet)
+        group = cls(path, document, opts.quiet, opts.allow_import)
         group.save()
         return group
 
     @classmethod
-    def load(cls, path: Path, quiet: bool) -> Group:
+    def load(cls, path: Path, quiet: bool, allow_import: tuple[str, ...] = ()) -> Group:
         """The group in ``path``, to continue it."""
+        document = read_yaml(path / GROUP_FILE)
         try:
-            document = yaml.safe_load((path / GROUP_FILE).read_text())
             missing = {"budget", "seeds", "options", "seed_status"} - set(document)
             if missing:
                 raise KeyError(", ".join(sorted(missing)))
-        except (OSError, yaml.YAMLError, TypeError, KeyError) as error:
+            # Only what a group keeps of its command line: never what says how far to trust it.
+            unknown = set(document["options"]) - set(_SEED_OPTIONS)
+            if unknown:
+                raise KeyError(f"options it never holds: {', '.join(sorted(map(str, unknown)))}")
+        except (TypeError, KeyError) as error:
             raise CoachError(f"{path / GROUP_FILE} is not a group's file: {error}") from None
-        return cls(path.resolve(), document, quiet)
+        path = path.resolve()
+        return cls(path, document, quiet, allow_import, path / GROUP_FILE)
+
+    def check(self) -> None:
+        """Refuse, before any seed runs, what a seed's options cannot do: as `Group.create`
+        checks a new group's command line, with the options read from the group's file."""
+        from coach.cli_run import RunOptions, _prepare
+
+        _prepare(RunOptions(**self.seed_options()))
+
+    def seed_options(self) -> dict[str, Any]:
+        """The `RunOptions` fields every seed runs with (each adds its own seed and folder)."""
+        options = dict(self.document["options"])
+        options["custom_parameters"] = tuple(options["custom_parameters"])
+        options["experiment_path"] = self.path
+        if options["checkpoint_restore_dir"] is not None:
+            options["checkpoint_restore_dir"] = Path(options["checkpoint_restore_dir"])
+        options["allow_import"] = self.allow_import
+        options["read_from"] = None if self.read_from is None else str(self.read_from)
+        return options
 
     def save(self) -> None:
         """Write group.yaml whole, or not at all."""
@@ -169,11 +206,7 @@ class Group:
         from coach.checkpoints import LATEST
         from coach.studies.seed_runs import SeedTask
 
-        options = dict(self.document["options"])  # the rest as a run's defaults
-        options["custom_parameters"] = tuple(options["custom_parameters"])
-        options["experiment_path"] = self.path
-        if options["checkpoint_restore_dir"] is not None:
-            options["checkpoint_restore_dir"] = Path(options["checkpoint_restore_dir"])
+        options = self.seed_options()  # the rest as a run's defaults
         tasks = []
         for seed in self.seeds:
             if self.document["seed_status"].get(seed) == "done":

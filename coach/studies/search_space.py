@@ -38,10 +38,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import yaml
-
 from coach.errors import CoachError
 from coach.parameters import LEAF_TYPES, WHOLE_TYPES, get_parameter, set_parameter
+from coach.trust import AllowedImports, FileSource, ImportNotAllowed, read_yaml
 
 if TYPE_CHECKING:
     from optuna.distributions import BaseDistribution
@@ -147,22 +146,8 @@ def read_space(path: Path) -> SearchSpace:
         CoachError: the file is missing, not YAML, or not a search space; the message names
             the file, the path and what is wrong, on one line.
     """
-    try:
-        text = path.read_text()
-    except (OSError, UnicodeDecodeError) as error:
-        raise CoachError(f"cannot read the search space {path}: {error}") from None
-    try:
-        document = yaml.safe_load(text)
-    except yaml.YAMLError as error:
-        raise CoachError(f"{path}: not valid YAML: {_yaml_problem(error)}") from None
+    document = read_yaml(path)
     return parse_space(document, str(path))
-
-
-def _yaml_problem(error: yaml.YAMLError) -> str:
-    mark = getattr(error, "problem_mark", None)
-    problem = getattr(error, "problem", None) or str(error).splitlines()[0]
-    where = f"line {mark.line + 1}, column {mark.column + 1}: " if mark is not None else ""
-    return f"{where}{problem}"
 
 
 def parse_space(document: Any, where: str) -> SearchSpace:
@@ -283,10 +268,15 @@ def _pruning(spec: Any, where: str) -> Pruning:
     return Pruning(**values)
 
 
-def check_space(space: SearchSpace, graph: GraphManager, where: str) -> None:
+def check_space(
+    space: SearchSpace, graph: GraphManager, where: str, allowed: AllowedImports | None = None
+) -> None:
     """Try every dimension's ends (each choice of a categorical) on ``graph``'s parameters
     (the preset with the study's own overrides), as a trial sets them, through the override
     parser and the graph's validation; the other dimensions keep the preset's values.
+
+    The space is a file, so a value that names code to import needs ``allowed``
+    (`coach.trust`): every value a trial can take is checked here, before any trial runs.
 
     Raises:
         CoachError: a path the preset does not have (naming the valid fields), or a value its
@@ -303,7 +293,14 @@ def check_space(space: SearchSpace, graph: GraphManager, where: str) -> None:
         for label, value in dimension.ends():
             trial = copy.deepcopy(graph)
             try:
-                set_parameter(trial.parameters(), dimension.path, dimension.value_text(value))
+                set_parameter(
+                    trial.parameters(),
+                    dimension.path,
+                    dimension.value_text(value),
+                    read_from=FileSource(where, allowed or AllowedImports()),
+                )
                 trial.validate()
+            except ImportNotAllowed:  # it names the file already
+                raise
             except CoachError as error:
                 raise CoachError(f"{where}: {error} ({label})") from None

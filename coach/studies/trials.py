@@ -91,6 +91,9 @@ class TrialJob:
     device: str
     directory: Path
     """The trial's experiment folder (made by the run)."""
+    allow_import: tuple[str, ...] = ()
+    """``--allow-import`` of ``coach tune``: what the preset's files may name (never kept in
+    the study's folder)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -176,6 +179,7 @@ def _options(job: TrialJob, seed: int, directory: Path) -> Any:
         device=job.device,
         quiet=True,
         run_dir=directory,
+        allow_import=job.allow_import,
     )
 
 

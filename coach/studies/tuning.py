@@ -61,6 +61,7 @@ from coach.studies.tuning_results import (
     report,
     trial_line,
 )
+from coach.trust import read_yaml
 
 if TYPE_CHECKING:
     from optuna import Study
@@ -106,10 +107,11 @@ class StudySettings:
         path = folder / SETTINGS
         if not path.is_file() or not (folder / DATABASE).is_file():
             raise CoachError(f"{folder} is not a coach tune study (no {SETTINGS} and {DATABASE})")
+        document = read_yaml(path)
         try:
-            return cls(**yaml.safe_load(path.read_text()))
-        except (yaml.YAMLError, TypeError) as error:
-            raise CoachError(f"{path} is not readable: {error}") from None
+            return cls(**document)
+        except TypeError as error:
+            raise CoachError(f"{path} is not a study's settings: {error}") from None
 
 
 def storage_url(folder: Path) -> str:
@@ -200,9 +202,12 @@ class Tuning:
         study: Study,
         runner: TrialRunner,
         log: StudyLog,
+        allow_import: tuple[str, ...] = (),
     ) -> None:
         self.folder, self.settings, self.space = folder, settings, space
         self.study, self.runner, self.log = study, runner, log
+        self.allow_import = allow_import
+        """``--allow-import`` of the command, for every trial."""
         self.distributions = {d.path: d.distribution() for d in space.dimensions}
         self.running: dict[int, Trial] = {}
         self.stop = _Stop()
@@ -280,6 +285,7 @@ class Tuning:
                 seeds=tuple(self.settings.seeds),
                 device=self.settings.device,
                 directory=self.folder / f"trial_{trial.number}",
+                allow_import=self.allow_import,
             )
         )
         self.running[trial.number] = trial
@@ -336,9 +342,11 @@ def tune(
     backend: str,
     ray_address: str | None,
     resuming: bool,
+    allow_import: tuple[str, ...] = (),
 ) -> int:
     """Run (or go on with) the study in ``folder``; returns the exit status: 0, or 128 plus
-    the signal that stopped it.
+    the signal that stopped it. ``allow_import`` is what the preset's files may name
+    (`coach.trust`), for every trial.
 
     Raises:
         CoachError: the study is run by another driver, or Ray cannot be started.
@@ -354,7 +362,7 @@ def tune(
             runner = RayTrials(settings.jobs, ray_address, storage)
         else:
             runner = LocalTrials(settings.jobs, storage_url(folder))
-        tuning = Tuning(folder, settings, space, study, runner, log)
+        tuning = Tuning(folder, settings, space, study, runner, log, allow_import)
         try:
             if resuming:
                 log.line(

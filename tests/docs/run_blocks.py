@@ -19,6 +19,7 @@ from coach.cli import main as coach_command
 from coach.core.step_units import EnvironmentSteps
 from coach.graph_managers.parameters import RunContext
 from coach.presets import load_preset
+from coach.trust import AllowedImports
 from tests.docs.blocks import ROOT, Block, commands, expected_line, transcript
 
 FILE_COMMENT = re.compile(r"^#\s*file:\s*(?P<name>\S+)\s*$")
@@ -77,7 +78,8 @@ def run_yaml(block: Block, scratch: Path) -> None:
     if isinstance(document, dict) and "preset" in document:
         path = scratch / (name or f"{block.page.stem}_{block.line}.yaml")
         path.write_text(block.text)
-        load_preset(str(path))
+        # As its reader would run it: allowing the preset files the page wrote beside it.
+        load_preset(str(path), AllowedImports(tuple(str(p) for p in scratch.glob("*.py"))))
     elif isinstance(document, dict) and isinstance(document.get("parameters"), dict):
         values = document["parameters"].values()
         if all(isinstance(v, dict) for v in values):  # a search space for coach tune
