@@ -1,14 +1,18 @@
 """Waiting on other processes by their events, never by sleeping: a line they print, their
-exit. Every wait has a deadline, so that a test fails rather than hangs."""
+exit. Every wait has a deadline, so that a test fails rather than hangs. Also what they are:
+the processes below one (`descendants`), and the TCP addresses they listen on (`listening`)."""
 
 from __future__ import annotations
 
+import ipaddress
 import os
 import select
 import subprocess
+import sys
 import threading
 import time
 from collections.abc import Callable, Iterable
+from pathlib import Path
 from typing import IO
 
 
@@ -94,3 +98,57 @@ def wait_for_exit(pids: Iterable[int], timeout: float) -> set[int]:
     finally:
         for fd in handles:
             os.close(fd)
+
+
+def descendants(pid: int) -> set[int]:
+    """Every process below ``pid`` (children, their children, ...), from /proc."""
+    children: dict[int, list[int]] = {}
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+        except OSError:
+            continue  # gone since the listing
+        parent = int(stat.rsplit(")", 1)[1].split()[1])  # the name in () may hold spaces
+        children.setdefault(parent, []).append(int(entry.name))
+    found, todo = set(), [pid]
+    while todo:
+        for child in children.get(todo.pop(), []):
+            found.add(child)
+            todo.append(child)
+    return found
+
+
+def listening(pids: Iterable[int]) -> set[tuple[str, int]]:
+    """The addresses and ports of the TCP sockets (IPv4 and IPv6) that ``pids`` listen on,
+    from /proc: ``("127.0.0.1", 6006)``, ``("0.0.0.0", 80)``, ``("::", 80)``. An IPv6 socket
+    bound to an IPv4-mapped address counts as that IPv4 address."""
+    inodes = set()
+    for pid in pids:
+        try:
+            for fd in Path(f"/proc/{pid}/fd").iterdir():
+                target = os.readlink(fd)
+                if target.startswith("socket:["):
+                    inodes.add(target[len("socket:[") : -1])
+        except OSError:
+            continue  # gone, or a descriptor closed while read
+    found = set()
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        for line in Path(table).read_text().splitlines()[1:]:
+            fields = line.split()
+            if fields[3] == "0A" and fields[9] in inodes:  # 0A: LISTEN; 9: the inode
+                address, port = fields[1].split(":")
+                found.add((_address(address), int(port, 16)))
+    return found
+
+
+def _address(hex_address: str) -> str:
+    """An address as /proc/net/tcp{,6} writes it (32-bit words in the host's byte order)."""
+    raw = bytes.fromhex(hex_address)
+    words = [raw[i : i + 4] for i in range(0, len(raw), 4)]
+    flat = b"".join(word[::-1] if sys.byteorder == "little" else word for word in words)
+    if len(flat) == 4:
+        return str(ipaddress.IPv4Address(flat))
+    address = ipaddress.IPv6Address(flat)
+    return str(address.ipv4_mapped or address)

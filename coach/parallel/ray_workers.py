@@ -160,6 +160,7 @@ def start_ray(address: str | None, slots: int) -> tuple[Any, bool]:
     if ray.is_initialized():
         return ray, False
     options: dict[str, Any] = {
+        # Coach reports a run itself (its log, TensorBoard): no dashboard, no port of it.
         "include_dashboard": False,
         "log_to_driver": False,
         "configure_logging": False,
@@ -179,7 +180,9 @@ def _loopback_only() -> None:
 
     Ray binds its servers to the node's address. With clusters "disabled" (a switch meant for
     laptops, `RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER=0`) that address is the loopback one, and
-    nothing listens on the machine's other interfaces. The variable is read when ray is
+    nothing listens on the machine's other interfaces. (``ray.init(_node_ip_address=
+    "127.0.0.1")`` cannot do it: Ray replaces a loopback node address with the machine's
+    own, and its gRPC servers then listen on every interface.) The variable is read when ray is
     imported, here and in every process the runtime starts; if ray was imported already, its
     copy of the switch is set too.
     """

@@ -9,8 +9,11 @@ each signal it gets on, once.
 
 The workers reach the study's storage as `StorageAddress` says: local processes open the
 SQLite file; Ray tasks, which may run on other machines, talk to a gRPC proxy of it
-(``optuna.storages.run_grpc_proxy_server``) that the driver serves: on the loopback
-interface for a Ray runtime of its own, on this node's address on a cluster.
+(``optuna.storages.run_grpc_proxy_server``) that the driver serves. The proxy has no
+authentication, so it listens on one interface only, never on all of them: the loopback one
+for a Ray runtime of the driver's own, and on a cluster the address Ray gives the driver's
+node (the one the other nodes reach it by; ``ray start --node-ip-address`` sets it), which
+the user chose by joining the cluster.
 """
 
 from __future__ import annotations
@@ -27,6 +30,7 @@ from dataclasses import dataclass
 from multiprocessing.connection import Connection, wait
 from typing import TYPE_CHECKING, Any, Protocol
 
+from coach.errors import CoachError
 from coach.studies.trials import FAILED, INTERRUPTED, StorageAddress, TrialJob, TrialOutcome
 
 if TYPE_CHECKING:
@@ -189,14 +193,19 @@ class RayTrials:
         from coach.parallel.ray_workers import start_ray
 
         self.ray, self.owns_runtime = start_ray(address, jobs)
+        self.refs: dict[Any, TrialJob] = {}
         host = "127.0.0.1" if address is None else self.ray.util.get_node_ip_address()
         port = _free_port(host)
         self.address = StorageAddress(host=host, port=port)
         threading.Thread(
             target=_serve_storage, args=(storage, host, port), daemon=True, name="study-proxy"
         ).start()
+        try:
+            _wait_for_proxy(host, port)  # the trials, and the study's first line, come after
+        except CoachError:
+            self.close()
+            raise
         self.task = self.ray.remote(num_cpus=1, max_retries=0)(run_trial_guarded)
-        self.refs: dict[Any, TrialJob] = {}
 
     def submit(self, job: TrialJob) -> None:
         self.refs[self.task.remote(job)] = job
@@ -237,6 +246,27 @@ def _free_port(host: str) -> int:
     with socket.socket() as probe:
         probe.bind((host, 0))
         return int(probe.getsockname()[1])
+
+
+def _wait_for_proxy(host: str, port: int, timeout: float = 60.0) -> None:
+    """Wait until the storage proxy on ``host:port`` answers.
+
+    Raises:
+        CoachError: it did not answer within ``timeout`` seconds.
+    """
+    from optuna.storages import GrpcStorageProxy
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # Optuna calls the proxy experimental
+        proxy = GrpcStorageProxy(host=host, port=port)
+    try:
+        proxy.wait_server_ready(timeout=timeout)
+    except ConnectionError:
+        raise CoachError(
+            f"the study's storage proxy did not answer on {host}:{port} within {timeout:.0f} s"
+        ) from None
+    finally:
+        proxy.close()
 
 
 def _serve_storage(storage: BaseStorage, host: str, port: int) -> None:

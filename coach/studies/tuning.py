@@ -371,7 +371,10 @@ def tune(
                 )
                 tuning.recover()
             else:
-                where = "Ray tasks" if backend == "ray" else "processes"
+                where = "processes"
+                if backend == "ray":  # what the study serves, and on which interface
+                    served = runner.address
+                    where = f"Ray tasks, served the study's storage on {served.host}:{served.port}"
                 log.line(
                     f"tuning {settings.preset}: {settings.trials} trials, {settings.jobs} at a "
                     f"time ({where}), seeds {_listed(settings.seeds)}; the study is "

@@ -27,6 +27,7 @@ from tests.integration.coach_cli import (
     start,
     wait_for,
 )
+from tests.processes import descendants, listening
 
 LONGER = [
     *SMALL,
@@ -269,6 +270,11 @@ def test_videos_dashboard_and_hparams(tmp_path: Path) -> None:
     try:
         assert url.startswith("http://127.0.0.1:")
         assert urllib.request.urlopen(url, timeout=30).status == 200  # it outlived the run
+        # TensorBoard listens on loopback alone, at the URL printed; so does its data server
+        # (a process of its own, on a port of its own).
+        sockets = listening({pid} | descendants(pid))
+        assert ("127.0.0.1", int(url.rstrip("/").rsplit(":", 1)[1])) in sockets
+        assert {host for host, _ in sockets} == {"127.0.0.1"}, sockets
     finally:
         os.kill(pid, signal.SIGKILL)
     # One episode of each of the two evaluations, as files and in TensorBoard.

@@ -1,6 +1,6 @@
-"""``--ray-address``: a run, and a group of seeds, join a Ray cluster that is already
+"""``--ray-address``: a run, a group of seeds and a study join a Ray cluster that is already
 running, and leave it running (the cluster here is a real one-node cluster started with
-``ray start``)."""
+``ray start``, on loopback); the study serves its storage on the node's cluster address."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from tests.integration.coach_cli import COMMAND, ENV, SMALL, experiment
-from tests.processes import Console
+from tests.processes import Console, descendants, listening
 
 pytest.importorskip("ray")
 RAY = str(Path(sys.executable).parent / "ray")
@@ -70,6 +70,27 @@ def test_a_run_and_a_group_join_a_running_cluster_and_leave_it_running(tmp_path:
         for seed in (0, 1):
             assert (folder / f"seed_{seed}" / "checkpoints" / "best.pt").is_file()
         assert "on Ray" in (folder / "log.txt").read_text()
+        assert head.poll() is None and _status(address, env) == 0
+        # A study serves its storage to the cluster on the address the cluster knows this
+        # node by (loopback, for this cluster): stopped once it does.
+        (tmp_path / "space.yaml").write_text(
+            "parameters: {agent.algorithm.discount: {float: [0.9, 0.99]}}\n"
+        )
+        study = subprocess.Popen(
+            [*COMMAND, "tune", "-p", "CartPole_DQN", "--space", "space.yaml", "--trials", "1",
+             "-j", "1", "--backend", "ray", "--ray-address", address, *SMALL],
+            cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        )  # fmt: skip
+        console = Console(study)
+        first = console.wait_for(lambda line: line.startswith("tuning "), timeout=240)
+        sockets = listening({study.pid} | descendants(study.pid))
+        study.send_signal(signal.SIGINT)
+        stdout, stderr = console.finish(timeout=120)
+        assert study.returncode in (0, 130), stdout + stderr  # 0: its one trial was done
+        served = first.split("served the study's storage on ")[1].split(")")[0]
+        assert served.startswith("127.0.0.1:")
+        assert ("127.0.0.1", int(served.split(":")[1])) in sockets
+        assert {host for host, _ in sockets} == {"127.0.0.1"}, sockets
         assert head.poll() is None and _status(address, env) == 0
     finally:
         os.killpg(head.pid, signal.SIGTERM)

@@ -18,8 +18,8 @@ import yaml
 
 from coach.graph_managers.parameters import RunContext
 from coach.presets import load_preset
-from tests.integration.coach_cli import COMMAND, ENV, coach, refused
-from tests.processes import Console
+from tests.integration.coach_cli import COMMAND, ENV, coach, refused, start
+from tests.processes import Console, descendants, listening
 
 optuna = pytest.importorskip("optuna")
 
@@ -200,19 +200,32 @@ def test_a_study_stopped_by_ctrl_c_resumes_to_its_total_without_repeating_a_tria
         graph.close()
 
 
-def test_a_study_runs_its_trials_as_ray_tasks(tmp_path: Path) -> None:
+def test_a_study_runs_its_trials_as_ray_tasks_served_on_loopback(tmp_path: Path) -> None:
     """The trials as Ray tasks on a runtime of the study's own, reporting to the study
-    through the driver's gRPC proxy of its SQLite file (the Ctrl-C path is the local one's,
-    above, on the Ray backend under the `learning` mark)."""
+    through the driver's gRPC proxy of its SQLite file, which listens on loopback alone, as
+    Ray does (the Ctrl-C path is the local one's, above, on the Ray backend under the
+    `learning` mark)."""
     pytest.importorskip("ray")
     # Without pruning: with both trials at once, which one completes first (and so whether
     # the median pruner may stop the other) depends on the machine's load.
     (tmp_path / "space.yaml").write_text(SPACE.replace("pruning: {startup_trials: 1}\n", ""))
-    result = coach(
+    process = start(
         "tune", "-p", "CartPole_DQN", "--space", "space.yaml", "--trials", "2", "-j", "2",
         "--backend", "ray", *SMALL, cwd=tmp_path,
     )  # fmt: skip
-    assert result.returncode == 0, result.stdout + result.stderr
+    console = Console(process)
+    try:
+        # The study's first line comes once Ray is up and the proxy answers, before a trial
+        # has run: the driver, its Ray runtime and the proxy are all listening then.
+        first = console.wait_for(lambda line: line.startswith("tuning "), timeout=240)
+        served = first.split("served the study's storage on ")[1].split(")")[0]
+        sockets = listening({process.pid} | descendants(process.pid))
+    finally:
+        stdout, stderr = console.finish(timeout=300)
+    assert process.returncode == 0, stdout + stderr
+    assert served.startswith("127.0.0.1:")
+    assert ("127.0.0.1", int(served.split(":")[1])) in sockets
+    assert {host for host, _ in sockets} == {"127.0.0.1"}, sockets  # Ray's GCS, raylet, ...
     (folder,) = (tmp_path / "experiments" / "CartPole_DQN_tune").iterdir()
     study = optuna.load_study(
         study_name="CartPole_DQN_tune", storage=f"sqlite:///{folder / 'study.db'}"
