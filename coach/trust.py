@@ -137,18 +137,22 @@ def check_preset_spec(spec: str, allowed: AllowedImports, named_in: str, shipped
         )
 
 
-def read_yaml(path: Path) -> Any:
+def read_yaml(path: Path, what: str = "") -> Any:
     """The document of a YAML file Coach reads back, built by ``safe_load`` (plain values,
-    no tags that make objects).
+    no tags that make objects). ``what`` names the file in the message of one that cannot be
+    read (``the search space``).
 
     Raises:
         CoachError: in one line, what is wrong with the file: unreadable, not UTF-8 text, or
             where the parser stopped (its line and column) and why.
     """
     try:
-        return yaml.safe_load(path.read_bytes().decode("utf-8"))
+        document = yaml.load(path.read_bytes().decode("utf-8"), Loader=_StrictLoader)
+        too_large = _expanded_size(document) > MAX_YAML_VALUES
     except OSError as error:
-        raise CoachError(f"cannot read {path}: {error.strerror}") from None
+        raise CoachError(
+            f"cannot read {what + ' ' if what else ''}{path}: {error.strerror}"
+        ) from None
     except UnicodeDecodeError as error:
         raise CoachError(
             f"{path}: not a YAML file: the byte at offset {error.start} is not UTF-8 text"
@@ -163,3 +167,54 @@ def read_yaml(path: Path) -> Any:
     except yaml.YAMLError as error:
         lines = str(error).strip().splitlines()
         raise CoachError(f"{path}: not valid YAML: {lines[0] if lines else 'malformed'}") from None
+    except RecursionError:
+        raise CoachError(f"{path}: not valid YAML here: it nests too deep") from None
+    if too_large:
+        raise CoachError(
+            f"{path}: not valid YAML here: its aliases make it contain itself, or more than "
+            f"{MAX_YAML_VALUES:,} values"
+        )
+    return document
+
+
+MAX_YAML_VALUES = 1_000_000
+"""The most values a YAML file Coach reads may stand for once its aliases are followed (a
+params.yaml of Coach's largest preset holds a few hundred): aliases of aliases can make a
+file of a few lines stand for billions."""
+
+
+class _StrictLoader(yaml.SafeLoader):
+    """``safe_load``'s loader, refusing a mapping that gives a key twice (YAML would let the
+    last one win, silently)."""
+
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
+        seen: set[Any] = set()
+        for key_node, _ in node.value:
+            key = self.construct_object(key_node, deep=deep)
+            if not isinstance(key, str | int | float | bool):
+                continue  # not hashable as such: the base loader says what is wrong with it
+            if key in seen:
+                raise yaml.constructor.ConstructorError(
+                    None, None, f"the key {key!r} is given twice", key_node.start_mark
+                )
+            seen.add(key)
+        return super().construct_mapping(node, deep=deep)
+
+
+def _expanded_size(document: Any) -> float:
+    """How many values ``document`` stands for, its shared parts counted each time they are
+    reached; infinite where it contains itself."""
+    sizes: dict[int, float] = {}
+
+    def size(node: Any, ancestors: frozenset[int]) -> float:
+        if not isinstance(node, dict | list):
+            return 1
+        if id(node) in ancestors:
+            return float("inf")
+        if id(node) not in sizes:
+            inner = ancestors | {id(node)}
+            children = list(node.values()) if isinstance(node, dict) else node
+            sizes[id(node)] = 1 + sum(size(child, inner) for child in children)
+        return sizes[id(node)]
+
+    return size(document, frozenset())

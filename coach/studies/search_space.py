@@ -146,7 +146,7 @@ def read_space(path: Path) -> SearchSpace:
         CoachError: the file is missing, not YAML, or not a search space; the message names
             the file, the path and what is wrong, on one line.
     """
-    document = read_yaml(path)
+    document = read_yaml(path, "the search space")
     return parse_space(document, str(path))
 
 

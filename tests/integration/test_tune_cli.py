@@ -59,7 +59,7 @@ pruning: {{startup_trials: 1}}
          "categorical takes a list of one or more choices"),
         ("parameters: {agent.algorithm.discount: {normal: [0.9, 0.1]}}", [],
          "unknown kind 'normal'"),
-        ("parameters: {agent.algorithm.discount: [0.9", [], "space.yaml: not valid YAML: line 1"),
+        ("parameters: {agent.algorithm.discount: [0.9", [], "space.yaml:1:44: not valid YAML"),
         ("parameters: {agent.algorithm.discount: {float: [0.9, 0.99]}}",
          ["-cp", "agent.algorithm.discont=0.9"], "agent.algorithm has no field 'discont'"),
         ("parameters: {agent.algorithm.discount: {float: [0.9, 0.99]}}",

@@ -27,6 +27,7 @@ from coach.experiment import write_params
 from coach.graph_managers.evaluation import EvaluationResult
 from coach.graph_managers.graph_manager import GraphManager
 from coach.graph_managers.parameters import RunContext
+from coach.graph_managers.run_state import describe_changes, parameter_changes
 from coach.presets import PresetValidation, load_preset
 from tests.learning import baselines
 
@@ -286,14 +287,21 @@ def run_case(
     return result
 
 
-def _to_resume(directory: Path, threads: int) -> dict[str, Any]:
+def _to_resume(directory: Path, threads: int, parameters: dict[str, Any]) -> dict[str, Any]:
     """The latest checkpoint of the kept case in ``directory``, which it resumes on the
-    torch threads it trained on (its numbers depend on them)."""
+    torch threads and with the parameters it trained with (its numbers depend on them: a
+    preset edited since the case started starts it over)."""
     checkpoint = load_checkpoint(directory)
     if checkpoint.get("threads", threads) != threads:
         raise CoachError(
             f"{directory} trained with --threads {checkpoint['threads']}: resume it with the "
             "same (its numbers depend on them), or remove the folder to start it over"
+        )
+    changes = parameter_changes(checkpoint, parameters)
+    if changes:
+        raise CoachError(
+            f"{directory} trained with other parameters than the preset has now "
+            f"({describe_changes(changes)}): remove the folder to start it over"
         )
     return checkpoint
 
@@ -358,7 +366,9 @@ def _run_case(
         experiment_dir=directory,
         quiet=True,
         num_threads=threads,
-        resume=_to_resume(directory, threads) if resumed else None,
+        resume=_to_resume(directory, threads, preset.graph_manager.parameters())
+        if resumed
+        else None,
     )
     if kept:
         context.checkpoint_seconds, context.save_memory = checkpoint_seconds, True

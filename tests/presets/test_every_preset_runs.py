@@ -12,12 +12,14 @@ import pytest
 from benchmarks.batch_rl import record_random_dataset
 from coach.batch.graph_manager import BatchRLGraphManager
 from coach.environments.atari import AtariEnvironmentParameters
+from coach.experiment import write_params
 from coach.graph_managers.graph_manager import GraphManager
 from coach.graph_managers.parameters import RunContext
+from coach.graph_managers.run_state import parameter_changes, trained_parameters
 from coach.memories.rollout import RolloutParameters
 from coach.parallel.asynchronous import AsynchronousGraphManager
 from coach.parameters import set_parameter
-from coach.presets import describe, list_presets, load_preset
+from coach.presets import describe, list_presets, load_preset, load_run_preset
 
 TINY = {
     "schedule.heatup_steps": "EnvironmentSteps(100)",
@@ -184,6 +186,7 @@ def test_preset_runs_briefly(name: str, tmp_path: Path) -> None:
     roots = preset.graph_manager.parameters()
     for path, value in {**TINY, **TRAINING.get(name, {})}.items():
         set_parameter(roots, path, value)
+    trained_with = trained_parameters(roots)
     graph = preset.graph_manager.create_graph(
         RunContext(seed=0, experiment_dir=tmp_path, quiet=True)
     )
@@ -192,6 +195,8 @@ def test_preset_runs_briefly(name: str, tmp_path: Path) -> None:
         graph.improve()
     finally:
         graph.close()
+    # A run never changes its own parameters: what its checkpoints record is its params.yaml.
+    assert trained_parameters(graph.parameters()) == trained_with
     agents = [(level, agent) for level in graph.levels for agent in level.agents.values()]
     for (level, agent), calls in zip(agents, stores, strict=True):
         assert calls, f"{name}: {level.name}'s agent {agent.name} stored no transition"
@@ -342,3 +347,16 @@ def test_atari_on_policy_preset_runs_5000_steps(name: str, tmp_path: Path) -> No
         assert len(graph.evaluations) == 1
     finally:
         graph.close()
+
+
+@pytest.mark.parametrize("name", list_presets())
+def test_its_params_yaml_gives_back_the_parameters_a_checkpoint_records(
+    name: str, tmp_path: Path
+) -> None:
+    """A resumed run compares its params.yaml with what its checkpoint trained with: for an
+    unedited params.yaml they are the same, value for value."""
+    preset = load_preset(name)
+    write_params(tmp_path / "params.yaml", preset, 0, [])
+    recorded = {"parameters": trained_parameters(preset.graph_manager.parameters())}
+    again = load_run_preset(tmp_path / "params.yaml")
+    assert parameter_changes(recorded, again.graph_manager.parameters()) == {}

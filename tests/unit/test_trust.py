@@ -196,6 +196,17 @@ def test_a_run_of_a_preset_file_repeats_from_its_params_yaml_once_allowed(folder
         (b"preset: CartPole_DQN\nparameters:\n  a: [1, 2\n  b: }\n", ":4:4: "),
         (b"preset: \xff\xfe\x00binary", "the byte at offset 8 is not UTF-8 text"),
         (b"\tpreset: CartPole_DQN\n", ":1:1: "),
+        (b"preset: CartPole_DQN\npreset: CartPole_DDQN\n", ":2:1: not valid YAML: the key"),
+        (b"preset: CartPole_DQN\nparameters: &p {a: *p}\n", "contain itself"),
+        (
+            b"a: &a [1, 1, 1, 1, 1, 1, 1, 1, 1, 1]\n"
+            + b"".join(
+                f"{n}: &{n} [{', '.join([f'*{p}'] * 10)}]\n".encode()
+                for p, n in zip("abcdef", "bcdefg", strict=True)
+            ),
+            "more than 1,000,000 values",
+        ),
+        (b"[" * 5000 + b"]" * 5000, "nests too deep"),
     ],
 )
 def test_a_bad_yaml_file_is_one_line_with_its_place(

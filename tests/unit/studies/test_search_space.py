@@ -171,7 +171,7 @@ def test_a_space_that_does_not_fit_the_preset_is_refused_in_one_line(
 def test_a_file_that_is_not_yaml_names_the_line(tmp_path: Path) -> None:
     path = tmp_path / "space.yaml"
     path.write_text("parameters:\n  a.b: {float: [1, 2}\n")
-    with pytest.raises(CoachError, match=r"space.yaml: not valid YAML: line 2, column 21: "):
+    with pytest.raises(CoachError, match=r"space.yaml:2:21: not valid YAML: "):
         read_space(path)
     with pytest.raises(CoachError, match="cannot read the search space"):
         read_space(tmp_path / "missing.yaml")
