@@ -117,6 +117,10 @@ class ACERReplay(Memory):
         """Slots that hold a segment."""
 
     @property
+    def block_length(self) -> int:
+        return self.length
+
+    @property
     def full(self) -> bool:
         """The block holds its T steps of every copy: time to learn from it."""
         return self.block.full

@@ -148,6 +148,10 @@ class Rollout(Memory):
             self._resize(len(self.columns["rewards"]), num_slots)
 
     @property
+    def block_length(self) -> int:
+        return self.length
+
+    @property
     def full(self) -> bool:
         return self.num_envs > 0 and self.stored >= self.length * self.num_envs
 

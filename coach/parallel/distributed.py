@@ -5,9 +5,9 @@ checkpoints; N rollout workers (`coach.parallel.worker`) each own ``num_envs`` e
 copies and an acting copy of the policy. The phases and budgets are those of the preset's
 graph: heatup, training with periodic evaluation, counted in the env steps the workers took.
 
-- On-policy agents (a rollout memory) run synchronously: the learner publishes its policy,
-  every worker collects one rollout block with it, and the learner learns from the N blocks
-  side by side (T x N*B), then publishes again.
+- Agents that learn from whole blocks (on-policy ones, ACER: `Memory.block_length`) run
+  synchronously: the learner publishes its policy, every worker collects one block with it,
+  and the learner learns from the N blocks side by side (T x N*B), then publishes again.
 - Off-policy agents run asynchronously, in the manner of Ape-X (Horgan et al., 2018): every
   worker keeps collecting blocks of ``block_steps`` steps into the learner's replay memory,
   with its next block queued so that it never waits for the learner. The learner trains on
@@ -41,7 +41,6 @@ from coach.memories.experience_replay import ExperienceReplay
 from coach.memories.hindsight import EpisodicHindsightExperienceReplay
 from coach.memories.memory import SLOT
 from coach.memories.open_episodes import as_transition
-from coach.memories.rollout import Rollout
 from coach.memories.rollout import RolloutParameters as RP
 from coach.parallel.counted import WorkersGraphManager
 from coach.parallel.exchange import ingest, ingest_slots
@@ -111,7 +110,8 @@ class DistributedGraphManager(WorkersGraphManager):
         environment, levels = graph._build(context)
         agents = levels[0].agents
         # One length among them: `MultiAgentGraphManager.validate` sees to it.
-        lengths = [a.memory.length for a in agents.values() if isinstance(a.memory, Rollout)]
+        memories = [a.memory for a in agents.values() if a.memory is not None]
+        lengths = [m.block_length for m in memories if m.block_length is not None]
         self.on_policy = bool(lengths)
         self._block_length = max(lengths, default=0)
         # Hindsight replay keeps each worker's episodes open apart (`Memory.stream`).
@@ -214,7 +214,7 @@ class DistributedGraphManager(WorkersGraphManager):
                 blocks[rank] = result
         ordered = [blocks[rank] for rank in sorted(blocks)]
         for name, agent in self.agents.items():
-            if not isinstance(agent.memory, Rollout):  # an off-policy agent beside them
+            if agent.memory is None or agent.memory.block_length is None:  # off-policy beside
                 for block in ordered:
                     self._ingest(name, agent, block)
                 continue

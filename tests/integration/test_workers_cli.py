@@ -3,6 +3,7 @@ saves a checkpoint and leaves no worker (and no Ray runtime) behind."""
 
 from __future__ import annotations
 
+import csv
 import os
 import signal
 import subprocess
@@ -102,3 +103,24 @@ def _heatup_done(line: str) -> bool:
     """A progress line of heatup at 300 env steps or more."""
     words = line.split()
     return "heatup" in words and int(words[words.index("steps") + 1]) >= 300
+
+
+def test_acer_learns_from_what_its_rollout_workers_collect(tmp_path: Path) -> None:
+    # ACER learns from whole blocks: the workers collect them together, the learner stores
+    # them side by side in its replay and learns; the workers' acting-only agents keep none.
+    result = coach(
+        "-p", "CartPole_ACER", "-n", "2",
+        "-cp", "schedule.improve_steps=EnvironmentSteps(300)",
+        "-cp", "schedule.steps_between_evaluation_periods=EnvironmentSteps(150)",
+        "-cp", "schedule.evaluation_steps=EnvironmentEpisodes(1)",
+        "-cp", "agent.algorithm.num_transitions_to_start_replay=100",
+        cwd=tmp_path,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    run = experiment(tmp_path / "experiments", "CartPole_ACER")
+    assert "done:" in (run / "log.txt").read_text()
+    with open(run / "progress.csv") as f:
+        trained = [int(row["training_steps"]) for row in csv.DictReader(f)]
+    # One on-policy update per round of blocks at least, and replayed ones once the replay
+    # held 100 steps: more updates than rounds (10 env steps each).
+    assert trained and max(trained) > 300 // 10
