@@ -96,6 +96,12 @@ class Memory(ABC):
         from whatever the memory holds, and workers feed it as they go."""
         return None
 
+    @property
+    def block_steps_left(self) -> int | None:
+        """Steps of every copy the block in progress still needs before the agent learns
+        from it (``block_length`` when it is empty); ``None`` where ``block_length`` is."""
+        return None
+
     def end_episodes(self) -> None:  # noqa: B027 - an optional hook
         """The agent's episodes restart before they ended (memories that hold unfinished
         episodes back store them now)."""

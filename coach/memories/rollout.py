@@ -152,6 +152,10 @@ class Rollout(Memory):
         return self.length
 
     @property
+    def block_steps_left(self) -> int:
+        return max(self.length - self.steps, 0)
+
+    @property
     def full(self) -> bool:
         return self.num_envs > 0 and self.stored >= self.length * self.num_envs
 

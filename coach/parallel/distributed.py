@@ -202,9 +202,8 @@ class DistributedGraphManager(WorkersGraphManager):
     def _collect_synchronously(self) -> None:
         """One block from every worker with the same policy; learn from them together."""
         assert self.pool is not None and self.blocks is not None
-        length = self._block_length
-        steps = length * self.environment.num_envs if self.environment is not None else length
         ranks = self.pool.idle()
+        steps = self._round_steps(len(ranks))
         for rank in ranks:
             self.blocks.submit(rank, steps, self._phase, self.version)
         blocks: dict[int, Block] = {}
@@ -231,6 +230,23 @@ class DistributedGraphManager(WorkersGraphManager):
             self._account(block)
         if self._train():
             self._publish()
+
+    def _round_steps(self, workers: int) -> int:
+        """The env steps each of ``workers`` takes in a synchronous round: what the blocks in
+        progress still need (a whole block in heatup, which stores none of it), and no more
+        than the phase's env-step budget has left, split over every worker's copies. A
+        worker run so ends where a single-process run acting in as many copies does, within
+        one step of every copy; a block the budget cuts short is filled in the next period."""
+        copies = self.environment.num_envs if self.environment is not None else 1
+        rows = self._block_length
+        if self._phase is RunPhase.TRAIN:
+            memories = [a.memory for a in self.agents.values() if a.memory is not None]
+            left = [m.block_steps_left for m in memories if m.block_steps_left is not None]
+            rows = min(left, default=rows) or rows
+        if self._remaining is not None:
+            budget = max(self._remaining(), 1)
+            rows = min(rows, -(-budget // (workers * copies)))  # rounded up: the budget is met
+        return rows * copies
 
     def _collect_block(self) -> None:
         """Keep every worker busy; take the next block, learn from it, publish."""
