@@ -202,10 +202,10 @@ class ACERAgent(Agent):
         return ACERLearner(self.params.algorithm, **self.learner_arguments())
 
     @property
-    def replay(self) -> ACERReplay:
-        """The block and the replay: the agent's memory (in a learning agent)."""
-        assert isinstance(self.memory, ACERReplay), "an acting-only agent stores elsewhere"
-        return self.memory
+    def replay(self) -> ACERReplay | None:
+        """The block and the replay: the agent's memory, in a learning agent; ``None`` in an
+        acting-only one (a rollout worker's stores its steps for the learner instead)."""
+        return self.memory if isinstance(self.memory, ACERReplay) else None
 
     def store(self, step: Transition, info: ActionInfo, rows: np.ndarray | None = None) -> None:
         # Heatup's random steps carry no mu: only the policy's own steps are kept.
@@ -214,17 +214,17 @@ class ACERAgent(Agent):
 
     def reset(self, response: EnvResponse) -> None:
         # The episodes in the block stop here: Retrace bootstraps from their last steps.
-        if self.memory is not None:
+        if self.replay is not None:
             self.replay.cut()
         super().reset(response)
 
     def train(self) -> int:
         """On a full block: one on-policy update on it, then (once the replay holds enough
         steps) a Poisson number of off-policy updates on replayed segments."""
-        learner = self.learner
-        if self.phase is not RunPhase.TRAIN or learner is None or not self.replay.full:
+        learner, replay = self.learner, self.replay
+        if self.phase is not RunPhase.TRAIN or learner is None or replay is None or not replay.full:
             return 0
-        algorithm, replay = self.params.algorithm, self.replay
+        algorithm = self.params.algorithm
         updates = [learner.learn(replay.block_segments())]
         replay.retire_block()
         if replay.replayed_steps >= max(algorithm.num_transitions_to_start_replay, 1):
@@ -240,12 +240,12 @@ class ACERAgent(Agent):
     def state_dict(self, include_memory: bool = False) -> dict[str, Any]:
         # The block in progress is small and part of the policy's data: always kept.
         state = super().state_dict(include_memory)
-        state["block"] = self.replay.block.state_dict() if self.memory is not None else None
+        state["block"] = self.replay.block.state_dict() if self.replay is not None else None
         return state
 
     def load_state_dict(self, state: dict[str, Any], episodes_in_flight: bool = True) -> None:
         super().load_state_dict(state, episodes_in_flight)
-        if self.memory is not None and state.get("block") is not None:
+        if self.replay is not None and state.get("block") is not None:
             self.replay.block.load_state_dict(state["block"])
 
 

@@ -118,11 +118,15 @@ class SamplingPolicy(Policy):
     def decide(self, state: Observation, phase: RunPhase) -> ActionInfo:
         with torch.no_grad():
             distribution = self.distribution(self.tensors(state))
+            log_prob = None
             if phase is RunPhase.EVALUATE or not self.explore:
                 actions = distribution.mode()
             else:
-                actions, _ = distribution.sample(self.torch_generator)
-        return ActionInfo(action=actions.cpu().numpy().astype(self.action_space.dtype))
+                actions, u = distribution.sample(self.torch_generator)
+                if self.log_behaviour:  # a dataset is being recorded: the action's density
+                    log_prob = distribution.log_prob(u).cpu().numpy()
+        action = actions.cpu().numpy().astype(self.action_space.dtype)
+        return ActionInfo(action=action, log_prob=log_prob)
 
     def greedy(self, inputs: dict[str, torch.Tensor]) -> torch.Tensor:
         return self.distribution(inputs).mode()

@@ -21,10 +21,11 @@ from typing import Any
 import numpy as np
 from minari.dataset.minari_dataset import DATASET_ID_RE
 
+from coach.agents.agent import Agent
 from coach.batch.datasets import write_dataset
 from coach.batch.episodes import Episode
 from coach.batch.ids import check_new_dataset
-from coach.batch.recording import _OpenEpisode
+from coach.batch.recording import _OpenEpisode, dropped_behaviour_note, shared_behaviour
 from coach.core.run_phase import RunPhase
 from coach.errors import CoachError
 from coach.exploration.exploration_policy import uniform_behaviour
@@ -153,6 +154,10 @@ class MultiAgentRecorder:
             if not episodes:
                 logger.info(f"no whole episode of {agent_id} to record: not written")
                 continue
+            _, dropped = shared_behaviour(episodes)
+            if dropped:
+                owner = type(self._owner(agent_id)).__name__
+                logger.info(dropped_behaviour_note(dropped, owner, f" for {agent_id}"))
             path = self.write(agent_id, f"{agent_id}'s {what} by `{command}`, with Coach")
             steps = sum(len(e.rewards) for e in episodes)
             logger.info(
@@ -160,12 +165,8 @@ class MultiAgentRecorder:
                 f"{steps} steps written to {path}"
             )
 
-    def write(self, agent_id: str, description: str) -> Path:
-        """Write ``agent_id``'s whole episodes as its local Minari dataset."""
-        environment = self.level.environment
-        space = environment.observation_spaces[agent_id]
-        if list(space.spaces) == ["observation"]:
-            space = space["observation"]
+    def _owner(self, agent_id: str) -> Agent:
+        """The agent that plays ``agent_id``."""
         owner = next(
             (
                 agent
@@ -176,9 +177,18 @@ class MultiAgentRecorder:
         )
         if owner is None:
             raise CoachError(f"no learning agent plays {agent_id}: nothing of it to record")
+        return owner
+
+    def write(self, agent_id: str, description: str) -> Path:
+        """Write ``agent_id``'s whole episodes as its local Minari dataset."""
+        environment = self.level.environment
+        space = environment.observation_spaces[agent_id]
+        if list(space.spaces) == ["observation"]:
+            space = space["observation"]
+        owner = self._owner(agent_id)
         return write_dataset(
             self.names[agent_id],
-            self.episodes[agent_id],
+            shared_behaviour(self.episodes[agent_id])[0],
             space,
             environment.action_spaces[agent_id],
             algorithm_name=type(owner).__name__,

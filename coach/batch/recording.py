@@ -11,11 +11,23 @@ only: an episode is recorded when it starts and ends in a recorded phase, so the
 that an evaluation cuts short (or that the run's end leaves open) are dropped. Observations
 and actions are kept as the environment gave and took them, before any of Coach's filters,
 so the dataset (`coach.batch.datasets`) is the environment's own.
+
+A dataset logs a behaviour key for every step or for none (`shared_behaviour`): heatup's
+uniform random actions have a density (a probability per action, or the log of one over a
+bounded Box's volume), but a deterministic actor exploring with noise (DDPG, TD3, NAF; OU
+noise carries state from step to step, clipping puts mass on the bounds) has none of the
+observation alone, so its episodes log none. A key that some episodes lack is of no use to
+what reads it (importance weights need the behaviour of every step), and the episodes
+themselves are what an offline learner wants: the key is dropped from every episode, and
+the run's log says so. Recording takes a graph of one level (`check_recording`): the actions
+of a hierarchy's bottom level follow the goals of the level above, which the environment's
+observations do not hold.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -30,6 +42,33 @@ from coach.environments.gym_environment import GymEnvironment
 from coach.errors import CoachError
 from coach.exploration.exploration_policy import uniform_behaviour
 from coach.level_manager import LevelManager
+
+
+def shared_behaviour(episodes: list[Episode]) -> tuple[list[Episode], list[str]]:
+    """The episodes with only the behaviour keys that every one of them logs, and the keys
+    dropped (those some episodes lack: heatup's uniform density where the agent's own
+    actions have none)."""
+    if not episodes:
+        return episodes, []
+    logged = [set(e.behaviour) for e in episodes]
+    shared = set.intersection(*logged)
+    dropped = sorted(set.union(*logged) - shared)
+    if not dropped:
+        return episodes, []
+    kept = [
+        replace(e, behaviour={k: v for k, v in e.behaviour.items() if k in shared})
+        for e in episodes
+    ]
+    return kept, dropped
+
+
+def dropped_behaviour_note(dropped: list[str], algorithm: str, whose: str = "") -> str:
+    """The run log's line on behaviour keys `shared_behaviour` dropped."""
+    return (
+        f"behaviour {', '.join(dropped)} not recorded{whose}: some episodes (heatup's uniform "
+        f"actions) log it but {algorithm}'s own actions do not, and a dataset logs a "
+        f"behaviour for every step or for none"
+    )
 
 
 class _OpenEpisode:
@@ -130,7 +169,7 @@ class EpisodeRecorder:
             if "action_probabilities" in info.extras:
                 behaviour["action_probabilities"] = info.extras["action_probabilities"]
             elif info.log_prob is not None:
-                behaviour["action_log_prob"] = np.asarray(info.log_prob)
+                behaviour["action_log_prob"] = np.asarray(info.log_prob, dtype=np.float64)
         for i, episode in enumerate(self._open):
             done = bool(response.terminated[i] or response.truncated[i])
             started = bool(response.episode_started[i])
@@ -156,6 +195,9 @@ class EpisodeRecorder:
             return
         evaluating = self.phases == {RunPhase.EVALUATE}
         what = "the evaluation episodes" if evaluating else "the episodes collected"
+        _, dropped = shared_behaviour(self.episodes)
+        if dropped:
+            logger.info(dropped_behaviour_note(dropped, self.algorithm_name))
         path = self.write(name, f"{what} by `{command}`, with Coach")
         logger.info(
             f"dataset {name}: {len(self.episodes)} episodes, {self.steps} steps written to {path}"
@@ -166,7 +208,7 @@ class EpisodeRecorder:
         first = self.environment.envs[0]
         return write_dataset(
             name,
-            self.episodes,
+            shared_behaviour(self.episodes)[0],
             first.observation_space,
             first.action_space,
             env_id=first.spec.id if first.spec is not None else None,
@@ -175,13 +217,22 @@ class EpisodeRecorder:
         )
 
 
-def check_recording(name: str, distributed: bool) -> None:
+def check_recording(name: str, distributed: bool, graph: Any = None) -> None:
     """Refuse, before a run starts, a recording it could not make: into an existing or
-    invalid dataset ``name``, or of a run whose rollout workers act elsewhere."""
+    invalid dataset ``name``, of a run whose rollout workers act elsewhere, or of a
+    hierarchy (``graph``: the preset's graph manager, not yet built)."""
+    from coach.graph_managers.hrl import HRLGraphManager
+
     if distributed:
         raise CoachError(
             "--record-dataset records the environment of this process; it does not go "
             "with rollout workers (-n, --backend, -ew)"
+        )
+    if isinstance(graph, HRLGraphManager):
+        raise CoachError(
+            f"--record-dataset records a graph of one level; this preset's is a hierarchy of "
+            f"{len(graph.agent_params)} levels, whose bottom level acts on goals of the level "
+            f"above that the dataset's observations would not hold"
         )
     check_new_dataset(name)
 

@@ -8,7 +8,8 @@ becomes an `ExportedPolicy`, which is traced into the file:
 
 - ONNX, with torch's exporter (``torch.onnx.export``, which needs the ``onnx`` and
   ``onnxscript`` packages: ``pip install 'coach[export]'``); the batch axis of every input
-  and of the output is dynamic. It runs with ``onnxruntime`` and numpy alone.
+  and of the output is dynamic (a policy whose code fixes the batch size is refused). It
+  runs with ``onnxruntime`` and numpy alone.
 - TorchScript, with ``torch.jit.trace``; it runs with ``torch.jit.load``, without Coach.
 
 Either file takes one float32 input per observation key (named after it: ``observation``
@@ -156,7 +157,6 @@ def write_onnx(policy: ExportedPolicy, path: Path) -> None:
         raise CoachError(
             "--format onnx needs the onnx and onnxscript packages: pip install 'coach[export]'"
         ) from None
-    batch = torch.export.Dim("batch", min=1)
     # The exporter reports its steps on stdout and logs notes (operators of packages that
     # are not installed): the command prints the file's path alone.
     log = logging.getLogger("torch.onnx")
@@ -170,18 +170,41 @@ def write_onnx(policy: ExportedPolicy, path: Path) -> None:
         ):
             warnings.simplefilter("ignore")
             torch.onnx.export(
-                policy,
+                captured_program(policy),
                 policy.example_inputs(),
                 str(path),
                 input_names=policy.keys,
                 output_names=["action"],
-                dynamic_shapes=(tuple({0: batch} for _ in policy.keys),),  # of *observations
                 opset_version=OPSET,
                 external_data=False,
                 dynamo=True,
             )
     finally:
         log.setLevel(level)
+
+
+def captured_program(policy: ExportedPolicy) -> torch.export.ExportedProgram:
+    """``policy`` captured by ``torch.export`` with a dynamic batch axis on every input.
+
+    Captured here rather than by ``torch.onnx.export``, which falls back to a draft export
+    that fixes the batch at the example's when the policy's code reads the batch size as a
+    number (``len(x)``): a file that runs at one batch size only. Here that is an error.
+
+    Raises:
+        CoachError: the policy's code fixes the batch size (or torch.export cannot capture
+            it at all).
+    """
+    batch = torch.export.Dim("batch", min=1)
+    dynamic = (tuple({0: batch} for _ in policy.keys),)  # of *observations
+    try:
+        with torch.no_grad():
+            return torch.export.export(policy, policy.example_inputs(), dynamic_shapes=dynamic)
+    except Exception as error:  # torch's error types for it are private
+        first_line = str(error).strip().splitlines()[0]
+        raise CoachError(
+            f"torch.export cannot capture the policy with a dynamic batch axis ({first_line}): "
+            f"its networks must take the batch size from their tensors' shapes, not as a number"
+        ) from None
 
 
 def write_torchscript(policy: ExportedPolicy, path: Path) -> None:
@@ -191,6 +214,19 @@ def write_torchscript(policy: ExportedPolicy, path: Path) -> None:
         traced = torch.jit.trace(  # type: ignore[no-untyped-call]
             policy, policy.example_inputs(), check_trace=False
         )
+        # A trace records a batch size read as a number (``len(x)``) as a constant: the
+        # file must act on a batch of another size, row for row as the policy does.
+        other = policy.example_inputs(batch=3)
+        try:
+            works = traced(*other).shape == policy(*other).shape
+        except RuntimeError:
+            works = False
+        if not works:
+            raise CoachError(
+                "the policy's computation fixes its batch size, so no file with a dynamic "
+                "batch axis can be written: its networks must take the batch size from their "
+                "tensors' shapes, not as a number"
+            )
         torch.jit.save(traced, str(path))
 
 

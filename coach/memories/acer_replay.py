@@ -117,6 +117,14 @@ class ACERReplay(Memory):
         """Slots that hold a segment."""
 
     @property
+    def block_length(self) -> int:
+        return self.length
+
+    @property
+    def block_steps_left(self) -> int:
+        return max(self.length - self.block.steps, 0)
+
+    @property
     def full(self) -> bool:
         """The block holds its T steps of every copy: time to learn from it."""
         return self.block.full

@@ -88,6 +88,20 @@ class Memory(ABC):
         others take every source alike, as themselves."""
         return self
 
+    @property
+    def block_length(self) -> int | None:
+        """T, where the agent learns from whole blocks of T fresh steps of every copy (an
+        on-policy block, ACER's): rollout workers then collect their blocks together, with
+        one policy, side by side in the learner's. ``None`` (the default): the agent learns
+        from whatever the memory holds, and workers feed it as they go."""
+        return None
+
+    @property
+    def block_steps_left(self) -> int | None:
+        """Steps of every copy the block in progress still needs before the agent learns
+        from it (``block_length`` when it is empty); ``None`` where ``block_length`` is."""
+        return None
+
     def end_episodes(self) -> None:  # noqa: B027 - an optional hook
         """The agent's episodes restart before they ended (memories that hold unfinished
         episodes back store them now)."""

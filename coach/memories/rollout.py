@@ -148,6 +148,14 @@ class Rollout(Memory):
             self._resize(len(self.columns["rewards"]), num_slots)
 
     @property
+    def block_length(self) -> int:
+        return self.length
+
+    @property
+    def block_steps_left(self) -> int:
+        return max(self.length - self.steps, 0)
+
+    @property
     def full(self) -> bool:
         return self.num_envs > 0 and self.stored >= self.length * self.num_envs
 

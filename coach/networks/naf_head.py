@@ -47,7 +47,9 @@ class PrecisionHead(nn.Module):
         # otherwise send 0 * inf = nan back through the branch torch.where drops.
         exponentiated = torch.where(self.diagonal, entries, 0.0).exp()
         entries = torch.where(self.diagonal, exponentiated, entries)
-        factor = entries.new_zeros(len(x), self.dimensions, self.dimensions)
+        # The batch size as the tensor's own (symbolic when traced): ``len(x)`` would be a
+        # number, and an exported policy's batch axis fixed at the example's.
+        factor = entries.new_zeros(entries.shape[0], self.dimensions, self.dimensions)
         factor[:, self.rows, self.columns] = entries
         return factor
 

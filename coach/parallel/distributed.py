@@ -5,9 +5,9 @@ checkpoints; N rollout workers (`coach.parallel.worker`) each own ``num_envs`` e
 copies and an acting copy of the policy. The phases and budgets are those of the preset's
 graph: heatup, training with periodic evaluation, counted in the env steps the workers took.
 
-- On-policy agents (a rollout memory) run synchronously: the learner publishes its policy,
-  every worker collects one rollout block with it, and the learner learns from the N blocks
-  side by side (T x N*B), then publishes again.
+- Agents that learn from whole blocks (on-policy ones, ACER: `Memory.block_length`) run
+  synchronously: the learner publishes its policy, every worker collects one block with it,
+  and the learner learns from the N blocks side by side (T x N*B), then publishes again.
 - Off-policy agents run asynchronously, in the manner of Ape-X (Horgan et al., 2018): every
   worker keeps collecting blocks of ``block_steps`` steps into the learner's replay memory,
   with its next block queued so that it never waits for the learner. The learner trains on
@@ -41,7 +41,6 @@ from coach.memories.experience_replay import ExperienceReplay
 from coach.memories.hindsight import EpisodicHindsightExperienceReplay
 from coach.memories.memory import SLOT
 from coach.memories.open_episodes import as_transition
-from coach.memories.rollout import Rollout
 from coach.memories.rollout import RolloutParameters as RP
 from coach.parallel.counted import WorkersGraphManager
 from coach.parallel.exchange import ingest, ingest_slots
@@ -111,7 +110,8 @@ class DistributedGraphManager(WorkersGraphManager):
         environment, levels = graph._build(context)
         agents = levels[0].agents
         # One length among them: `MultiAgentGraphManager.validate` sees to it.
-        lengths = [a.memory.length for a in agents.values() if isinstance(a.memory, Rollout)]
+        memories = [a.memory for a in agents.values() if a.memory is not None]
+        lengths = [m.block_length for m in memories if m.block_length is not None]
         self.on_policy = bool(lengths)
         self._block_length = max(lengths, default=0)
         # Hindsight replay keeps each worker's episodes open apart (`Memory.stream`).
@@ -202,9 +202,8 @@ class DistributedGraphManager(WorkersGraphManager):
     def _collect_synchronously(self) -> None:
         """One block from every worker with the same policy; learn from them together."""
         assert self.pool is not None and self.blocks is not None
-        length = self._block_length
-        steps = length * self.environment.num_envs if self.environment is not None else length
         ranks = self.pool.idle()
+        steps = self._round_steps(len(ranks))
         for rank in ranks:
             self.blocks.submit(rank, steps, self._phase, self.version)
         blocks: dict[int, Block] = {}
@@ -214,7 +213,7 @@ class DistributedGraphManager(WorkersGraphManager):
                 blocks[rank] = result
         ordered = [blocks[rank] for rank in sorted(blocks)]
         for name, agent in self.agents.items():
-            if not isinstance(agent.memory, Rollout):  # an off-policy agent beside them
+            if agent.memory is None or agent.memory.block_length is None:  # off-policy beside
                 for block in ordered:
                     self._ingest(name, agent, block)
                 continue
@@ -231,6 +230,23 @@ class DistributedGraphManager(WorkersGraphManager):
             self._account(block)
         if self._train():
             self._publish()
+
+    def _round_steps(self, workers: int) -> int:
+        """The env steps each of ``workers`` takes in a synchronous round: what the blocks in
+        progress still need (a whole block in heatup, which stores none of it), and no more
+        than the phase's env-step budget has left, split over every worker's copies. A
+        worker run so ends where a single-process run acting in as many copies does, within
+        one step of every copy; a block the budget cuts short is filled in the next period."""
+        copies = self.environment.num_envs if self.environment is not None else 1
+        rows = self._block_length
+        if self._phase is RunPhase.TRAIN:
+            memories = [a.memory for a in self.agents.values() if a.memory is not None]
+            left = [m.block_steps_left for m in memories if m.block_steps_left is not None]
+            rows = min(left, default=rows) or rows
+        if self._remaining is not None:
+            budget = max(self._remaining(), 1)
+            rows = min(rows, -(-budget // (workers * copies)))  # rounded up: the budget is met
+        return rows * copies
 
     def _collect_block(self) -> None:
         """Keep every worker busy; take the next block, learn from it, publish."""

@@ -92,3 +92,42 @@ def test_a_multi_agent_run_records_a_dataset_per_agent_id(
             assert (episode.rewards[:-1] == 0).all()
             probabilities = episode.behaviour["action_probabilities"]
             assert (probabilities[masks == 0] == 0).all()
+
+
+PENDULUM = [
+    "-cp", "schedule.heatup_steps=EnvironmentSteps(200)",
+    "-cp", "schedule.improve_steps=EnvironmentSteps(200)",
+    "-cp", "schedule.steps_between_evaluation_periods=EnvironmentSteps(200)",
+    "-cp", "schedule.evaluation_steps=EnvironmentEpisodes(1)",
+]  # fmt: skip
+"""One Pendulum episode of heatup, one of training."""
+
+
+@pytest.mark.parametrize(("preset", "behaviour"), [
+    ("Pendulum_TD3", []),  # a deterministic actor's noisy actions have no density
+    ("Pendulum_SAC", ["action_log_prob"]),  # heatup's uniform one, then SAC's own
+])  # fmt: skip
+def test_a_continuous_run_records_the_behaviour_every_episode_has(
+    preset: str, behaviour: list[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("MINARI_DATASETS_PATH", str(tmp_path / "minari"))
+    run = _coach(tmp_path, "-p", preset, *PENDULUM, "--record-dataset", "test/pendulum")
+    assert run.returncode == 0, run.stderr
+    assert "dataset test/pendulum: 2 episodes, 400 steps" in run.stdout
+    assert ("behaviour action_log_prob not recorded" in run.stdout) == (not behaviour)
+    dataset = load_dataset("test/pendulum")
+    for episode in dataset.episodes:
+        assert sorted(episode.behaviour) == behaviour
+    if behaviour:
+        heatup, trained = (e.behaviour["action_log_prob"] for e in dataset.episodes)
+        # Uniform over the agent's actions, [-1, 1] before its output filter scales them.
+        np.testing.assert_allclose(heatup, -np.log(2.0))
+        assert np.isfinite(trained).all() and np.ptp(trained) > 0
+
+
+def test_a_hierarchy_is_refused_for_recording_before_anything_runs(tmp_path: Path) -> None:
+    run = _coach(tmp_path, "-p", "Pendulum_HAC", "--record-dataset", "test/hac")
+    assert run.returncode == 2 and not run.stdout
+    (line,) = run.stderr.splitlines()
+    assert line.startswith("coach: error: --record-dataset records a graph of one level"), line
+    assert not (tmp_path / "experiments").exists() and not (tmp_path / "minari").exists()

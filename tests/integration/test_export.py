@@ -1,11 +1,11 @@
 """``coach export`` through the real command: runs of DQN, Clipped PPO (discrete and
-continuous) and SAC, trained briefly with their observations normalized, exported as ONNX and
-TorchScript; on 1,000 observations the files' actions are Coach's own greedy evaluation
-actions (the agent restored as ``coach --evaluate -crd`` restores it), exactly for discrete
-actions and within 1e-5 for continuous ones. The ONNX policy of SAC runs in a process that
-imports onnxruntime and numpy alone (the snippet of docs/studies.md and
-`examples/run_onnx_policy.py`);
-what cannot be exported is refused in one line."""
+continuous), SAC and NAF, trained briefly with their observations normalized, exported as
+ONNX and TorchScript; on 1,000 observations the files' actions are Coach's own greedy
+evaluation actions (the agent restored as ``coach --evaluate -crd`` restores it), exactly
+for discrete actions and within 1e-5 for continuous ones, and so on batches of 1, 3 and 7
+(the batch axis is dynamic). The ONNX policy of SAC runs in a process that imports
+onnxruntime and numpy alone (the snippet of docs/studies.md and
+`examples/run_onnx_policy.py`); what cannot be exported is refused in one line."""
 
 from __future__ import annotations
 
@@ -62,9 +62,10 @@ BUDGETS = {
         "-cp", "agent.memory.rollout_length=64",  # 2 blocks of 64 x 4
     ],
     "Pendulum_SAC": [*_steps("heatup_steps", 100), *_steps("improve_steps", 100), *NO_EVALUATION],
+    "Pendulum_NAF": [*_steps("heatup_steps", 100), *_steps("improve_steps", 300), *NO_EVALUATION],
 }  # fmt: skip
 """Short runs: a few dozen to a few hundred gradient steps each."""
-CONTINUOUS = {"Pendulum_ClippedPPO", "Pendulum_SAC"}
+CONTINUOUS = {"Pendulum_ClippedPPO", "Pendulum_SAC", "Pendulum_NAF"}
 
 
 @dataclass(slots=True)
@@ -159,6 +160,27 @@ def test_the_exported_files_act_as_coachs_greedy_evaluation(
             assert got.dtype == np.int64
             np.testing.assert_array_equal(got, expected)
     assert len(np.unique(expected, axis=0)) > 1  # a policy that tells observations apart
+
+
+@SHARED
+@JIT_LOAD
+@pytest.mark.parametrize("base", list(BUDGETS))
+def test_the_exported_files_act_on_a_batch_of_any_size(base: str, runs: dict[str, Run]) -> None:
+    # The batch axis is dynamic in the files, not fixed at the example's the export traced.
+    run = runs[base]
+    observations = sampled_observations(run, 7)
+    session = onnxruntime.InferenceSession(str(run.files["onnx"]))
+    (batch_axis, *_) = session.get_inputs()[0].shape
+    assert isinstance(batch_axis, str), session.get_inputs()[0].shape  # a named, free axis
+    scripted = torch.jit.load(str(run.files["ts"]))
+    for batch in (1, 3, 7):
+        rows = observations[:batch]
+        (from_onnx,) = session.run(["action"], {"observation": rows})
+        from_script = scripted(torch.from_numpy(rows)).numpy()
+        expected = coach_actions(run, rows)
+        for got in (from_onnx, from_script):
+            assert got.shape == expected.shape and len(got) == batch
+            np.testing.assert_allclose(got, expected, rtol=0, atol=1e-5)
 
 
 @SHARED

@@ -3,6 +3,7 @@ saves a checkpoint and leaves no worker (and no Ray runtime) behind."""
 
 from __future__ import annotations
 
+import csv
 import os
 import signal
 import subprocess
@@ -102,3 +103,49 @@ def _heatup_done(line: str) -> bool:
     """A progress line of heatup at 300 env steps or more."""
     words = line.split()
     return "heatup" in words and int(words[words.index("steps") + 1]) >= 300
+
+
+def test_acer_learns_from_what_its_rollout_workers_collect(tmp_path: Path) -> None:
+    # ACER learns from whole blocks: the workers collect them together, the learner stores
+    # them side by side in its replay and learns; the workers' acting-only agents keep none.
+    result = coach(
+        "-p", "CartPole_ACER", "-n", "2",
+        "-cp", "schedule.improve_steps=EnvironmentSteps(300)",
+        "-cp", "schedule.steps_between_evaluation_periods=EnvironmentSteps(150)",
+        "-cp", "schedule.evaluation_steps=EnvironmentEpisodes(1)",
+        "-cp", "agent.algorithm.num_transitions_to_start_replay=100",
+        cwd=tmp_path,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    run = experiment(tmp_path / "experiments", "CartPole_ACER")
+    assert "done:" in (run / "log.txt").read_text()
+    with open(run / "progress.csv") as f:
+        trained = [int(row["training_steps"]) for row in csv.DictReader(f)]
+    # One on-policy update per round of blocks at least, and replayed ones once the replay
+    # held 100 steps: more updates than rounds (10 env steps each).
+    assert trained and max(trained) > 300 // 10
+
+
+def test_an_on_policy_run_on_workers_ends_on_its_budgets(tmp_path: Path) -> None:
+    # 2 workers of 8 copies: each phase ends within one step of the 16 copies of its budget,
+    # as a single process acting in 16 copies would; not in whole blocks (32 x 8 a worker).
+    result = coach(
+        "-p", "CartPole_ClippedPPO", "-n", "2",
+        "-cp", "schedule.heatup_steps=EnvironmentSteps(100)",
+        "-cp", "schedule.improve_steps=EnvironmentSteps(1000)",
+        "-cp", "schedule.steps_between_evaluation_periods=EnvironmentSteps(500)",
+        "-cp", "schedule.evaluation_steps=EnvironmentEpisodes(1)",
+        cwd=tmp_path,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    run = experiment(tmp_path / "experiments", "CartPole_ClippedPPO")
+    with open(run / "progress.csv") as f:
+        rows = [(r["phase"], int(r["env_steps"]), int(r["training_steps"]))
+                for r in csv.DictReader(f)]  # fmt: skip
+    evaluations = [steps for phase, steps, _ in rows if phase == "evaluate"]
+    log = (run / "log.txt").read_text()
+    heatup = int(log.split("heatup   env steps")[-1].split()[0])  # its last progress line
+    assert 100 <= heatup < 116, heatup
+    first, last = evaluations
+    assert 500 <= first - heatup < 516 and 1000 <= last - heatup < 1016, (heatup, evaluations)
+    assert max(t for _, _, t in rows) > 0  # the blocks the budget cut short were learned from

@@ -6,6 +6,7 @@ what is no function of one observation is refused."""
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -23,6 +24,7 @@ from coach.agents.clipped_ppo import ClippedPPOAgentParameters
 from coach.agents.ddpg import DDPGAgentParameters
 from coach.agents.dfp import DFPAgentParameters
 from coach.agents.dqn import DQNAgentParameters
+from coach.agents.naf import NAFAgentParameters
 from coach.agents.nec import NECAgentParameters
 from coach.agents.on_policy import OnPolicyAgentParameters, actor_critic_networks
 from coach.agents.parameters import AgentParameters
@@ -40,6 +42,7 @@ from coach.exploration.boltzmann import BoltzmannParameters
 from coach.exploration.ensemble import UCBParameters
 from coach.exploration.ou_process import OUProcessParameters
 from coach.exploration.truncated_normal import TruncatedNormalParameters
+from coach.export.files import write_onnx
 from coach.export.policy import ExportedPolicy
 from coach.filters.action import (
     ActionClipToBounds,
@@ -134,6 +137,7 @@ CONTINUOUS: dict[str, Callable[[], AgentParameters]] = {
         normalized(with_exploration(DDPGAgentParameters(), OUProcessParameters())),
         BoxMasking(-1.5, 0.5),
     ),
+    "NAF": lambda: normalized(NAFAgentParameters()),
     "TD3-truncated": lambda: normalized(
         with_exploration(
             TD3AgentParameters(), TruncatedNormalParameters(clip_low=-1.0, clip_high=2.7)
@@ -146,6 +150,8 @@ CONTINUOUS: dict[str, Callable[[], AgentParameters]] = {
     "PPO-squashed": lambda: continuous_ppo(PPOAgentParameters(), squash=True),
     "BC": bc_continuous,
     "DQN-discretized": lambda: with_output(normalized(DQNAgentParameters()), BoxDiscretization(5)),
+    "A2C-gaussian": lambda: continuous_ppo(ActorCriticAgentParameters()),
+    "PG-gaussian": lambda: continuous_ppo(PolicyGradientsAgentParameters()),
 }
 
 
@@ -271,3 +277,30 @@ def test_a_dfp_policy_is_refused_for_its_goal_input() -> None:
     agent = build(DFPAgentParameters(), observations, spaces.Discrete(ACTIONS))
     with pytest.raises(CoachError, match=r"DFPAgent cannot be exported: .* reads the goal"):
         ExportedPolicy(agent, observations, spaces.Discrete(ACTIONS))
+
+
+@pytest.mark.filterwarnings("ignore")
+@pytest.mark.parametrize(
+    "name", [*(f"discrete:{n}" for n in DISCRETE), *(f"continuous:{n}" for n in CONTINUOUS)]
+)
+def test_an_onnx_file_of_every_policy_acts_on_a_batch_of_any_size(
+    name: str, tmp_path: Path
+) -> None:
+    onnxruntime = pytest.importorskip("onnxruntime")
+    kind, family = name.split(":")
+    if kind == "discrete":
+        space, actions = masked_observations(), spaces.Discrete(ACTIONS)
+        agent = build(DISCRETE[family](), space, actions)
+    else:
+        space, actions = VECTOR, BOX
+        agent = build(CONTINUOUS[family](), space, actions)
+    policy = ExportedPolicy(agent, space, actions)
+    write_onnx(policy, tmp_path / "policy.onnx")
+    session = onnxruntime.InferenceSession(str(tmp_path / "policy.onnx"))
+    raw = observations(space, 7)
+    for batch in (1, 3, 7):
+        inputs = {key: raw[key][:batch].astype(np.float32) for key in policy.keys}
+        (got,) = session.run(["action"], inputs)
+        expected = policy(*(torch.from_numpy(inputs[key]) for key in policy.keys)).numpy()
+        assert got.shape == expected.shape and got.shape[0] == batch
+        np.testing.assert_allclose(got, expected, rtol=0, atol=1e-5)
