@@ -66,7 +66,8 @@ def run_python(block: Block, namespace: dict[str, Any], scratch: Path) -> None:
         path.write_text(block.text)
         if is_preset(block.text):
             run_preset_briefly(path, scratch)
-    code = compile(block.text, str(block), "exec")
+    # As the reader runs it: not with this module's own `from __future__` imports.
+    code = compile(block.text, str(block), "exec", dont_inherit=True)
     exec(code, namespace)
 
 
