@@ -105,6 +105,12 @@ class Level(Environment):
     def step(self, action: Any = None) -> EnvResponse:
         """Run the level's agents for a step (or a goal's steps) of their environment."""
 
+    def end_episodes(self) -> None:
+        """The episodes in flight stop before they ended: each agent stores now what waits
+        for their end (`Agent.end_episodes`)."""
+        for agent in self.agents.values():
+            agent.end_episodes()
+
     def episode_state(self) -> Any:
         """What the level itself keeps of the episodes in flight, beyond its agents and its
         environment, for a checkpoint; ``None`` when nothing."""

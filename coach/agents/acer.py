@@ -40,7 +40,7 @@ from coach.agents.learning import Learner, on_device, round_mean
 from coach.agents.parameters import AgentParameters
 from coach.core.action_masks import legal_only
 from coach.core.run_phase import RunPhase
-from coach.core.types import ActionInfo, Batch, EnvResponse, Observation, Transition
+from coach.core.types import ActionInfo, Batch, Observation, Transition
 from coach.errors import CoachError
 from coach.memories.acer_replay import ACERReplay, ACERReplayParameters
 from coach.memories.memory import MemoryParameters
@@ -212,11 +212,11 @@ class ACERAgent(Agent):
         if self.phase is RunPhase.TRAIN:
             super().store(step, info, rows)
 
-    def reset(self, response: EnvResponse) -> None:
+    def end_episodes(self) -> None:
         # The episodes in the block stop here: Retrace bootstraps from their last steps.
         if self.replay is not None:
             self.replay.cut()
-        super().reset(response)
+        super().end_episodes()
 
     def train(self) -> int:
         """On a full block: one on-policy update on it, then (once the replay holds enough

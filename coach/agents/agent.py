@@ -199,10 +199,18 @@ class Agent:
 
     # -- the loop the level manager drives ---------------------------------------------------
 
-    def reset(self, response: EnvResponse) -> None:
-        """Start from the first observations of new episodes in every env."""
+    def end_episodes(self) -> None:
+        """The episodes in flight stop before they ended (an evaluation begins, the
+        environments restart): what waits for their end to be stored (n-step windows, held
+        episodes, a block's last steps) is stored now. Nothing waits after it: a second call
+        changes nothing. Agents that hold steps back extend it (and call it up the chain)."""
         if self.memory is not None:
             self.memory.end_episodes()
+
+    def reset(self, response: EnvResponse) -> None:
+        """Start from the first observations of new episodes in every env (the episodes in
+        flight end first: `end_episodes`)."""
+        self.end_episodes()
         every_env = np.arange(len(response.reward))
         self.input_filter.end_episodes(np.ones(len(every_env), dtype=bool))
         self.policy.episodes_started(np.ones(len(every_env), dtype=bool))

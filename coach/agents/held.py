@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 
 from coach.agents.agent import Agent
-from coach.core.types import ActionInfo, EnvResponse, Transition
+from coach.core.types import ActionInfo, Transition
 from coach.memories.held_episodes import HeldEpisodes
 
 
@@ -26,12 +26,12 @@ class HoldsEpisodes(Agent):
         if ended is not None and self.memory is not None:
             self.memory.store(ended)
 
-    def reset(self, response: EnvResponse) -> None:
-        # Episodes are about to restart: the open ones are finished, cut where they are.
+    def end_episodes(self) -> None:
+        # The episodes stop here: the open ones are finished, cut where they are.
         cut = self.episodes_held.flush()
         if cut is not None and self.memory is not None:
             self.memory.store(cut)
-        super().reset(response)
+        super().end_episodes()
 
     def state_dict(self, include_memory: bool = False) -> dict[str, Any]:
         state = super().state_dict(include_memory)

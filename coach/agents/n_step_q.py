@@ -35,7 +35,7 @@ from coach.agents.q_learning import (
     taken_q,
 )
 from coach.core.run_phase import RunPhase
-from coach.core.types import ActionInfo, EnvResponse, Transition
+from coach.core.types import ActionInfo, Transition
 from coach.errors import CoachError
 from coach.memories.memory import MemoryParameters
 from coach.memories.rollout import Rollout, RolloutParameters
@@ -130,11 +130,11 @@ class RolloutNStepQAgent(QAgent):
             self.memory.reserve(self.num_envs)
         super().store(step, info, rows)
 
-    def reset(self, response: EnvResponse) -> None:
+    def end_episodes(self) -> None:
         # The episodes in the block stop here: its last steps bootstrap from their successors.
         if isinstance(self.memory, Rollout) and self.memory.stored:
             self.memory.cut()
-        super().reset(response)
+        super().end_episodes()
 
     def train(self) -> int:
         """Learn from the block once it is full, then clear it."""

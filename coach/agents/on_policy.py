@@ -37,7 +37,7 @@ from coach.agents.on_policy_learning import (
 from coach.agents.parameters import AgentParameters
 from coach.core.action_masks import ACTION_MASK, MASKED_FILL, masked_values
 from coach.core.run_phase import RunPhase
-from coach.core.types import ActionInfo, EnvResponse, Observation, Transition
+from coach.core.types import ActionInfo, Observation, Transition
 from coach.errors import CoachError
 from coach.memories.memory import MemoryParameters
 from coach.memories.rollout import Rollout, RolloutParameters
@@ -309,12 +309,12 @@ class OnPolicyAgent(Agent):
             self.memory.reserve(self.num_envs)  # a block of all its slots, seen or not yet
         super().store(step, info, rows)
 
-    def reset(self, response: EnvResponse) -> None:
+    def end_episodes(self) -> None:
         # The episodes in the block stop here: mark the block's last step as truncated, so
         # GAE bootstraps from its successor and does not run on into the new episodes.
         if isinstance(self.memory, Rollout) and self.memory.stored:
             self.memory.cut()
-        super().reset(response)
+        super().end_episodes()
 
     # -- learning ---------------------------------------------------------------------------
 

@@ -36,7 +36,7 @@ from coach.agents.parameters import AgentParameters
 from coach.core.action_masks import legal_only
 from coach.core.run_phase import RunPhase
 from coach.core.step_units import EnvironmentSteps, TrainingSteps
-from coach.core.types import ActionInfo, Batch, EnvResponse, Observation, Transition
+from coach.core.types import ActionInfo, Batch, Observation, Transition
 from coach.errors import CoachError
 from coach.memories.memory import TakesPriorities
 from coach.memories.n_step import NStepAccumulator
@@ -288,13 +288,13 @@ class QAgent(Agent):
         if ready is not None and self.memory is not None:
             self.memory.store(ready)
 
-    def reset(self, response: EnvResponse) -> None:
-        # Episodes are about to restart: the steps waiting for their n-step return leave now.
+    def end_episodes(self) -> None:
+        # The episodes stop here: the steps waiting for their n-step return leave now.
         if self.n_step is not None and self.memory is not None:
             ready = self.n_step.flush()
             if ready is not None:
                 self.memory.store(ready)
-        super().reset(response)
+        super().end_episodes()
 
     # -- checkpoints ------------------------------------------------------------------------
 

@@ -19,6 +19,7 @@ line, the live bars) `coach.graph_managers.progress_report`.
 
 from __future__ import annotations
 
+import copy
 import time
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
@@ -246,10 +247,19 @@ class GraphManager(ABC):
 
         An episode budget is split evenly over the env copies (see `EvaluationEpisodes`).
         """
+        if not self.fresh_episodes:
+            # The training episodes in flight stop here, before the snapshot: what the agents
+            # held back of them (n-step windows, held episodes) reaches the memories now, so
+            # that the snapshot's agents and the memories as they are at a checkpoint during
+            # the evaluation (which stores nothing) agree.
+            for level in self.levels:
+                level.end_episodes()
         if self._checkpoints is not None or self.logger is not None:
             # What a checkpoint taken during the evaluation holds: the run as it was before
-            # it (references, not copies: nothing an evaluation changes is in them).
-            self._snapshot = self.state_dict()
+            # it. A copy: acting greedily changes some of it in place (a noisy layer's noise,
+            # the last use of a DND's entries), and the evaluation run again on resume must
+            # start from it as it was.
+            self._snapshot = copy.deepcopy(self.state_dict())
         self.phase = RunPhase.EVALUATE
         self.fresh_episodes = True
         started = time.perf_counter()

@@ -75,6 +75,46 @@ def test_sigint_then_resume_ends_exactly_like_an_uninterrupted_run(
     assert "continue with: coach --resume" in log and f"at {stopped_at} env steps" in log
 
 
+DURING_EVALUATION = [
+    "-cp", "schedule.heatup_steps=EnvironmentSteps(200)",
+    "-cp", "schedule.improve_steps=EnvironmentSteps(600)",
+    "-cp", "schedule.steps_between_evaluation_periods=EnvironmentSteps(300)",
+    "-cp", "schedule.evaluation_steps=EnvironmentEpisodes(20)",
+    "-cp", "schedule.checkpoint_steps=EnvironmentSteps(500)",
+]  # fmt: skip
+"""Two evaluations of 20 greedy episodes (seconds each), after a checkpoint at the end of
+the first training period: a signal sent when that checkpoint is written lands in the
+evaluation."""
+
+
+@pytest.mark.parametrize(
+    "preset", ["CartPole_DQN", "CartPole_Rainbow", "CartPole_NEC", "CartPole_DFP"]
+)
+def test_sigint_during_an_evaluation_then_resume_ends_exactly_like_an_uninterrupted_run(
+    preset: str, tmp_path: Path
+) -> None:
+    """The evaluation runs again on resume from the run as it was before it: agents that
+    hold steps back (Rainbow's n-step windows, NEC's and DFP's held episodes) store the
+    training episodes the evaluation cut once, as the uninterrupted run does."""
+    args = ["-p", preset, "--seed", "5", "--save-memory", *DURING_EVALUATION]
+    assert coach(*args, "-ep", str(tmp_path / "reference"), cwd=tmp_path).returncode == 0
+    reference = experiment(tmp_path / "reference", preset)
+
+    process = start(*args, "-ep", str(tmp_path / "stopped"), cwd=tmp_path)
+    wait_for(process, "checkpoint saved at 500 env steps")  # the first evaluation starts
+    process.send_signal(signal.SIGINT)
+    _, stderr = process.communicate(timeout=120)
+    assert process.returncode == 130, stderr
+    run = experiment(tmp_path / "stopped", preset)
+    state = torch.load(find_checkpoint(run), weights_only=True)
+    # Stopped in the first evaluation: the checkpoint is the run as it was before it.
+    assert (state["env_total_steps"], state["evaluations"]) == (500, [])
+
+    result = coach("--resume", str(run), "--save-memory", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert rewards(run) == rewards(reference)
+
+
 def test_sigkill_loses_only_the_work_since_the_last_checkpoint(
     reference: Path, tmp_path: Path
 ) -> None:

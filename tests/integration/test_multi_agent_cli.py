@@ -60,6 +60,71 @@ def test_sigint_then_resume_ends_exactly_like_an_uninterrupted_run(tmp_path: Pat
             assert torch.equal(networks[1][name]["online"][key], value), (name, key)
 
 
+ADVERSARY_PRESET = '''
+""" A DQN adversary against a shared Clipped PPO team on MPE's simple_adversary, 4 copies,
+written from docs/multi-agent.md."""
+from coach import (
+    ClippedPPOAgentParameters,
+    DQNAgentParameters,
+    EnvironmentEpisodes,
+    EnvironmentSteps,
+    MultiAgentGraphManager,
+    PettingZooEnvironmentParameters,
+    ScheduleParameters,
+)
+from coach.agents.on_policy import actor_critic_networks
+from coach.networks import CategoricalPolicyHeadParameters
+
+adversary = DQNAgentParameters()
+adversary.name = "adversary"
+
+team = ClippedPPOAgentParameters()
+team.name = "team"
+team.memory.rollout_length = 32
+team.network_wrappers = actor_critic_networks(CategoricalPolicyHeadParameters(), 3e-4)
+
+graph_manager = MultiAgentGraphManager(
+    agents={"adversary": adversary, "team": team},
+    env_params=PettingZooEnvironmentParameters(
+        env="mpe2:simple_adversary_v3", kwargs={"continuous_actions": False}, num_envs=4
+    ),
+    schedule_params=ScheduleParameters(
+        heatup_steps=EnvironmentSteps(200),
+        improve_steps=EnvironmentSteps(2000),
+        steps_between_evaluation_periods=EnvironmentSteps(800),
+        evaluation_steps=EnvironmentEpisodes(4),
+    ),
+    mapping={"adversary_*": "adversary", "agent_*": "team"},
+)
+'''
+"""Each episode of simple_adversary draws the team's goal landmark: every agent holds it
+(``agent.goal_a``), so the landmark is reached first through an agent."""
+
+
+def test_a_preset_written_from_the_docs_on_simple_adversary_resumes_exactly(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "Adversary_Mixed.py").write_text(ADVERSARY_PRESET)
+    args = ["-p", str(tmp_path / "Adversary_Mixed.py"), "--seed", "3", "--save-memory"]
+    whole = coach(*args, "-ep", str(tmp_path / "whole"), cwd=tmp_path)
+    assert whole.returncode == 0, whole.stderr
+    reference = experiment(tmp_path / "whole", "Adversary_Mixed")
+
+    process = start(*args, "-ep", str(tmp_path / "cut"), cwd=tmp_path)
+    wait_for(process, "evaluate env steps     1000")  # training goes on, episodes in flight
+    process.send_signal(signal.SIGINT)
+    _, stderr = process.communicate(timeout=120)
+    assert process.returncode == 130, stderr
+    run = experiment(tmp_path / "cut", "Adversary_Mixed")
+    assert torch.load(find_checkpoint(run), weights_only=True)["environment"] is not None
+    assert rewards(run) != rewards(reference)  # it did stop early
+
+    resumed = coach("--resume", str(run), "--save-memory", cwd=tmp_path)
+    assert resumed.returncode == 0, resumed.stderr
+    assert "restart" not in (run / "log.txt").read_text()  # the episodes in flight went on
+    assert rewards(run) == rewards(reference)
+
+
 def test_every_agent_id_and_the_team_have_their_own_logs(tmp_path: Path) -> None:
     done = coach(*SHORT, "-ep", str(tmp_path), cwd=tmp_path)
     assert done.returncode == 0, done.stderr

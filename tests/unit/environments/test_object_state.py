@@ -96,3 +96,44 @@ def test_restoring_into_an_object_of_another_shape_raises() -> None:
     other.parts = [None, None]  # type: ignore[list-item]
     with pytest.raises(UnsaveableState, match=r"env\.parts\[0\]"):
         restore_object_state(other, state)
+
+
+class _Player:
+    def __init__(self, goal: _Part) -> None:
+        self.goal = goal
+
+
+class _Target:
+    """An episode's pick among the parts (MPE simple_adversary's goal landmark, held by each
+    agent): reached first depth first, through the players, but by a longer path."""
+
+    def __init__(self, pick: int) -> None:
+        self.parts = [_Part(), _Part()]
+        self.players = [_Player(self.parts[pick])]
+        self.__dict__ = {"players": self.players, "parts": self.parts}  # the players first
+
+
+@pytest.mark.parametrize(("pick", "other"), [(0, 1), (1, 0), (1, 1)])
+def test_an_object_is_restored_into_its_home_whatever_the_target_points_at(
+    pick: int, other: int
+) -> None:
+    """A reference the episode drew (``players[0].goal``) may point at another part in the
+    target: each saved part goes to the one at its shortest path (``parts[i]``), not to
+    whatever the reference points at."""
+    saved = _Target(pick)
+    saved.parts[pick].position[:] = (1.0, 2.0)
+    saved.parts[1 - pick].position[:] = (3.0, 4.0)
+    target = _Target(other)
+    parts = list(target.parts)
+    restore_object_state(target, _through_checkpoint(object_state(saved)))
+    assert target.parts[0] is parts[0] and target.parts[1] is parts[1]  # each its own
+    assert target.players[0].goal is target.parts[pick]
+    np.testing.assert_array_equal(target.parts[pick].position, (1.0, 2.0))
+    np.testing.assert_array_equal(target.parts[1 - pick].position, (3.0, 4.0))
+
+
+def test_two_saved_objects_that_are_one_in_the_target_cannot_be_restored() -> None:
+    saved, target = _Game(), _Game()
+    target.parts[1] = target.parts[0]
+    with pytest.raises(UnsaveableState, match=r"env.parts\[1\] and env.parts\[0\] held two"):
+        restore_object_state(target, object_state(saved))

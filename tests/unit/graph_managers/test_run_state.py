@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 from coach.agents.algorithm import AlgorithmParameters
+from coach.agents.held import HoldsEpisodes
 from coach.agents.parameters import AgentParameters
 from coach.checkpoints import load_checkpoint
 from coach.core.run_phase import RunPhase
@@ -21,13 +22,38 @@ from coach.graph_managers.parameters import RunContext, ScheduleParameters
 from coach.graph_managers.run_state import RunProgress, restore_run, run_state, with_memories
 from coach.level_manager import LevelManager
 from coach.memories.experience_replay import ExperienceReplayParameters
+from coach.memories.held_episodes import HeldEpisodes
 from tests.toys import CountingEnvironment, ScriptedAgent
 
 
-class ToyGraph(GraphManager):
-    """One scripted agent with a replay memory, on episodes of 5 steps."""
+class SavingEnvironment(CountingEnvironment):
+    """A counting environment that saves its episodes in flight (as CartPole's does)."""
 
-    def __init__(self) -> None:
+    def state_dict(self) -> dict[str, Any] | None:
+        return {"t": self.t.copy()}
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        self.t[:] = state["t"]
+
+
+class HoldingAgent(HoldsEpisodes, ScriptedAgent):
+    """A scripted agent whose steps wait for their episode's end before they are stored, as
+    NEC's and DFP's do (Rainbow's n-step windows alike)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.episodes_held = HeldEpisodes(self.num_envs, lambda steps: {})
+
+
+class ToyGraph(GraphManager):
+    """One scripted agent (``agent_class``) with a replay memory, on episodes of 5 steps
+    (that the environment saves with ``saves_episodes``)."""
+
+    def __init__(
+        self, agent_class: type[ScriptedAgent] = ScriptedAgent, saves_episodes: bool = False
+    ) -> None:
+        self.agent_class = agent_class
+        self.saves_episodes = saves_episodes
         schedule = ScheduleParameters(
             heatup_steps=EnvironmentSteps(4),
             improve_steps=EnvironmentSteps(12),
@@ -37,14 +63,15 @@ class ToyGraph(GraphManager):
         super().__init__("toy", schedule)
 
     def _build(self, context: RunContext) -> tuple[Environment, list[LevelManager]]:
-        environment = CountingEnvironment(1, length=5)
+        kind = SavingEnvironment if self.saves_episodes else CountingEnvironment
+        environment = kind(1, length=5)
         params = AgentParameters(
             name="a",
             memory=ExperienceReplayParameters(max_size=100),
             # It stores, but never trains: a scripted agent has nothing to learn.
             algorithm=AlgorithmParameters(num_consecutive_playing_steps=EnvironmentSteps(10**6)),
         )
-        agent = ScriptedAgent(
+        agent = self.agent_class(
             1, params, environment.observation_space, environment.action_space, 1, seed=0
         )
         return environment, [LevelManager("main", agent, environment)]
@@ -166,13 +193,20 @@ def test_with_memories_adds_the_memories_as_they_are_now() -> None:
     assert all(agent[key] is agent_before[key] for key in agent_before if key != "memory")
 
 
+@pytest.mark.parametrize("agent_class", [ScriptedAgent, HoldingAgent])
 def test_a_run_stopped_during_an_evaluation_runs_it_again_and_ends_the_same(
-    tmp_path: Path,
+    agent_class: type[ScriptedAgent], tmp_path: Path
 ) -> None:
-    uninterrupted = _run()
+    """Also for an agent that holds the steps of its episodes back: the training episodes in
+    flight when the evaluation starts (saved, then restored on resume) reach its memory
+    once, not again when the evaluation runs again."""
+    uninterrupted = ToyGraph(agent_class, saves_episodes=True)
+    uninterrupted.create_graph(RunContext(seed=3))
+    uninterrupted.improve()
 
-    graph = ToyGraph()
-    graph.create_graph(RunContext(seed=3, experiment_dir=tmp_path, quiet=True))
+    context = {"seed": 3, "experiment_dir": tmp_path, "quiet": True, "save_memory": True}
+    graph = ToyGraph(agent_class, saves_episodes=True)
+    graph.create_graph(RunContext(**context))
     step = graph.top_level.step
 
     def step_then_stop_in_the_second_evaluation() -> Any:
@@ -191,8 +225,8 @@ def test_a_run_stopped_during_an_evaluation_runs_it_again_and_ends_the_same(
     assert state["phase"] == RunPhase.TRAIN.value  # the run as it was before the evaluation
     assert [e[0] for e in state["evaluations"]] == [12]
 
-    resumed = ToyGraph()
-    resumed.create_graph(RunContext(seed=3, experiment_dir=tmp_path, quiet=True, resume=state))
+    resumed = ToyGraph(agent_class, saves_episodes=True)
+    resumed.create_graph(RunContext(**context, resume=state))
     resumed.improve()
     resumed.close()
     # The evaluation that was stopped runs again, whole, and the run ends as if never stopped.
@@ -200,3 +234,8 @@ def test_a_run_stopped_during_an_evaluation_runs_it_again_and_ends_the_same(
     assert [e.env_steps for e in resumed.evaluations] == [12, 16]
     assert resumed.progress == uninterrupted.progress
     assert resumed.env_steps == uninterrupted.env_steps
+    ended = uninterrupted.top_level.agent.memory.state_dict()  # type: ignore[union-attr]
+    again = resumed.top_level.agent.memory.state_dict()  # type: ignore[union-attr]
+    assert again["size"] == ended["size"] == 16  # heatup and training steps, each once
+    for column in ("actions", "rewards", "truncated"):
+        np.testing.assert_array_equal(again[column], ended[column])
