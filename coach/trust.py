@@ -122,7 +122,9 @@ def check_preset_spec(spec: str, allowed: AllowedImports, named_in: str, shipped
     if spec.endswith((".yaml", ".yml")):
         return
     if spec.endswith(".py") or path.is_file():
-        if path.resolve().parent == shipped.resolve() or allowed.allows_file(path):
+        if not path.is_file() or path.resolve().parent == shipped.resolve():
+            return  # no code to run (the loader says the file is missing), or Coach's own
+        if allowed.allows_file(path):
             return
         raise ImportNotAllowed(
             f"{named_in} names the preset file {spec}, whose code Coach would run; a file "
