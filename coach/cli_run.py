@@ -75,7 +75,7 @@ def _prepare(opts: RunOptions) -> tuple[Any, dict[str, Any] | None]:
     """The preset (overrides applied) and the checkpoint to start from: everything that can
     be wrong with the command line is found here, before anything is written."""
     from coach.checkpoints import load_checkpoint
-    from coach.parameters import parse_override, set_parameter
+    from coach.parameters import apply_overrides
     from coach.presets import load_preset
 
     if opts.resume is not None:
@@ -89,9 +89,7 @@ def _prepare(opts: RunOptions) -> tuple[Any, dict[str, Any] | None]:
         assert opts.preset is not None
         preset = load_preset(opts.preset)
     roots = preset.graph_manager.parameters()
-    for text in opts.custom_parameters:
-        path, value = parse_override(text)
-        set_parameter(roots, path, value)
+    apply_overrides(roots, opts.custom_parameters)
     environment: Any = roots.get("environment")
     if opts.level is not None:
         if opts.resume is not None:

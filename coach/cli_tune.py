@@ -70,14 +70,13 @@ def tune(resume: Path | None, **options: Any) -> None:
 
 def _checked(preset_spec: str, overrides: list[str], space: Any, where: str) -> Any:
     """The preset with the study's overrides, checked whole, and the space checked on it."""
-    from coach.parameters import parse_override, set_parameter
+    from coach.parameters import apply_overrides
     from coach.presets import load_preset
     from coach.studies.search_space import check_space
 
     preset = load_preset(preset_spec)
     graph = preset.graph_manager
-    for text in overrides:
-        set_parameter(graph.parameters(), *parse_override(text))
+    apply_overrides(graph.parameters(), overrides)
     graph.validate()
     if graph.schedule_params.evaluation_steps.num_steps <= 0:
         raise CoachError(
