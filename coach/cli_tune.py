@@ -70,13 +70,17 @@ def tune(resume: Path | None, **options: Any) -> None:
 
 def _checked(preset_spec: str, overrides: list[str], space: Any, where: str) -> Any:
     """The preset with the study's overrides, checked whole, and the space checked on it."""
-    from coach.parameters import apply_overrides
+    from coach.parameters import apply_overrides, parse_override
     from coach.presets import load_preset
     from coach.studies.search_space import check_space
 
     preset = load_preset(preset_spec)
     graph = preset.graph_manager
     apply_overrides(graph.parameters(), overrides)
+    overridden = {parse_override(text)[0] for text in overrides}
+    for dimension in space.dimensions:  # a trial's value would go after, and be refused
+        if dimension.path in overridden:
+            raise CoachError(f"{where}: {dimension.path} is searched and set by -cp: give one")
     graph.validate()
     if graph.schedule_params.evaluation_steps.num_steps <= 0:
         raise CoachError(
