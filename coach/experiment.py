@@ -111,8 +111,8 @@ def write_atomically(final: Path, write: Callable[[IO[bytes]], object], intact: 
         os.replace(tmp, final)
     except BaseException as error:
         tmp.unlink(missing_ok=True)
-        refused = _os_error(error)
-        if refused is None:  # not the disk's doing: an error of its own, raised as it is
+        refused = _os_error(error) if isinstance(error, Exception) else None
+        if refused is None:  # not the disk's doing (a signal, an error of its own): as it is
             raise
         why = WRITE_FAILURES.get(refused.errno or 0) or refused.strerror or str(refused)
         raise WriteFailed(f"could not write {final}: {why}; {intact}") from error
