@@ -10,7 +10,9 @@ unpickled from disk.
 
 Writes are atomic: the file is written under a temporary name, synced, renamed, and only
 then does the ``latest`` marker (itself replaced atomically) name it. A run killed at any
-moment leaves the previous checkpoint intact and named by ``latest``.
+moment leaves the previous checkpoint intact and named by ``latest``; a write the disk
+refuses (full, or past a file-size limit) removes its temporary file and ends the run with a
+`coach.experiment.WriteFailed` that says so (`coach.experiment.write_atomically`).
 
 Beside them, ``checkpoints/best.pt`` holds the run as it was at its best evaluation so far
 (the highest mean reward), for ``-crd .../checkpoints/best.pt``.
@@ -18,7 +20,8 @@ Beside them, ``checkpoints/best.pt`` holds the run as it was at its best evaluat
 
 from __future__ import annotations
 
-import os
+import pickle
+import re
 import time
 import zipfile
 from pathlib import Path
@@ -28,6 +31,7 @@ import numpy as np
 import torch
 
 from coach.errors import CoachError
+from coach.experiment import write_atomically
 
 FORMAT = 1
 """Version of the checkpoint layout."""
@@ -68,25 +72,38 @@ def unpack(value: Any) -> Any:
     return value
 
 
-def _fsync_replace(tmp: Path, final: Path) -> None:
-    with open(tmp, "rb+") as f:
-        os.fsync(f.fileno())
-    os.replace(tmp, final)
+def _save(state: dict[str, Any], final: Path, intact: str) -> None:
+    """``torch.save`` of ``state`` (packed, with the format) as ``final``, atomically."""
+    document = {"format": FORMAT, "saved_at": time.time(), **pack(state)}
+    write_atomically(final, lambda f: torch.save(document, f), intact)
+
+
+def _intact(directory: Path) -> str:
+    """What is left of the run when a checkpoint cannot be written: its latest complete
+    checkpoint, and how to go on from it."""
+    marker = directory / LATEST
+    if not marker.is_file():
+        return "the run has no earlier checkpoint"
+    latest = directory / marker.read_text().strip()
+    resume = f"coach --resume {directory.parent}"
+    return f"its latest checkpoint, {latest}, is intact ({resume} goes on from it)"
 
 
 def save_checkpoint(directory: Path, state: dict[str, Any], env_steps: int, keep: int = 5) -> Path:
     """Write ``state`` as ``checkpoint_<env_steps>.pt`` in ``directory``, then mark it latest.
 
     Keeps the newest ``keep`` checkpoints and deletes the older ones.
+
+    Raises:
+        WriteFailed: the disk refused the file (full, or past a file-size limit); the
+            checkpoint marked latest before is intact, and no temporary file is left.
     """
     directory.mkdir(parents=True, exist_ok=True)
     final = directory / f"checkpoint_{env_steps}.pt"
-    tmp = directory / f".{final.name}.tmp"
-    torch.save({"format": FORMAT, "saved_at": time.time(), **pack(state)}, tmp)
-    _fsync_replace(tmp, final)
-    marker_tmp = directory / f".{LATEST}.tmp"
-    marker_tmp.write_text(final.name + "\n")
-    _fsync_replace(marker_tmp, directory / LATEST)
+    intact = _intact(directory)
+    _save(state, final, intact)
+    # Until the marker names it, the new file is not the run's checkpoint.
+    write_atomically(directory / LATEST, lambda f: f.write(f"{final.name}\n".encode()), intact)
     checkpoints = sorted(directory.glob("checkpoint_*.pt"), key=_steps_of)
     for old in checkpoints[:-keep] if keep > 0 else []:
         old.unlink(missing_ok=True)
@@ -98,12 +115,14 @@ def save_best(directory: Path, state: dict[str, Any]) -> Path:
 
     It is outside the ``latest`` marker and the rotation of `save_checkpoint`: a resumed run
     goes on from its latest checkpoint, and the best one stays until a better one comes.
+
+    Raises:
+        WriteFailed: the disk refused the file; the best.pt before it is intact.
     """
     directory.mkdir(parents=True, exist_ok=True)
     final = directory / BEST
-    tmp = directory / f".{BEST}.tmp"
-    torch.save({"format": FORMAT, "saved_at": time.time(), **pack(state)}, tmp)
-    _fsync_replace(tmp, final)
+    before = "the best.pt before it is intact" if final.is_file() else "there was no best.pt"
+    _save(state, final, f"{before}, and {_intact(directory)}")
     return final
 
 
@@ -157,16 +176,42 @@ def load_checkpoint(path: Path) -> dict[str, Any]:
         mapped = zipfile.is_zipfile(checkpoint)
         loaded = torch.load(checkpoint, map_location="cpu", weights_only=True, mmap=mapped)
     except Exception as error:
-        # torch's first line says what failed; the rest (advice on weights_only) is not
-        # for a file that is no checkpoint at all.
-        lines = [line.strip() for line in str(error).splitlines() if line.strip()]
-        reason = lines[0] if lines else type(error).__name__
-        raise CoachError(f"checkpoint {checkpoint} is corrupted or unreadable: {reason}") from None
+        raise _unreadable(checkpoint, error) from None
     if not isinstance(loaded, dict) or loaded.get("format") != FORMAT:
         raise CoachError(f"{checkpoint} is not a Coach checkpoint (format {FORMAT})")
     state: dict[str, Any] = unpack(loaded)
     state["path"] = str(checkpoint)
     return state
+
+
+_GLOBAL = re.compile(r"GLOBAL ([\w.]+)")
+"""How torch names, in its refusal, a class or function that a file would unpickle."""
+
+
+def _unreadable(checkpoint: Path, error: Exception) -> CoachError:
+    """Why ``checkpoint`` did not load, for a user: never torch's advice on loading it
+    anyway (``weights_only=False``), which is for a file one trusts, and no file given to
+    Coach is trusted so."""
+    text = str(error)
+    if isinstance(error, pickle.UnpicklingError) and "Weights only load failed" in text:
+        names = sorted(set(_GLOBAL.findall(text)))
+        if names:  # a class or function to unpickle: made by something else than Coach
+            return CoachError(
+                f"{checkpoint} holds pickled objects ({', '.join(names)}) that a Coach "
+                f"checkpoint never holds: Coach will not load it, since unpickling them could "
+                f"run any code"
+            )
+        # What the weights-only unpickler met, without the advice around it.
+        after = text.partition("WeightsUnpickler error:")[2].splitlines()
+        detail = next((line.strip() for line in after if line.strip()), "")
+        return CoachError(
+            f"checkpoint {checkpoint} is corrupted or unreadable: it is no pickle of tensors "
+            f"and plain values" + (f" ({detail})" if detail else "")
+        )
+    # torch's first line says what failed (a truncated file, no zip archive).
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    reason = lines[0] if lines else type(error).__name__
+    return CoachError(f"checkpoint {checkpoint} is corrupted or unreadable: {reason}")
 
 
 class CheckpointSchedule:

@@ -81,7 +81,7 @@ def _prepare(opts: RunOptions) -> tuple[Any, dict[str, Any] | None]:
     """The preset (overrides applied) and the checkpoint to start from: everything that can
     be wrong with the command line is found here, before anything is written."""
     from coach.checkpoints import load_checkpoint
-    from coach.parameters import parse_override, set_parameter
+    from coach.parameters import apply_overrides
     from coach.presets import load_preset, presets_dir
     from coach.trust import AllowedImports, FileSource, check_preset_spec
 
@@ -100,9 +100,7 @@ def _prepare(opts: RunOptions) -> tuple[Any, dict[str, Any] | None]:
             check_preset_spec(opts.preset, allowed, read_from.path, presets_dir())
         preset = load_preset(opts.preset, allowed)
     roots = preset.graph_manager.parameters()
-    for text in opts.custom_parameters:
-        path, value = parse_override(text)
-        set_parameter(roots, path, value, read_from=read_from)
+    apply_overrides(roots, opts.custom_parameters, read_from)
     environment: Any = roots.get("environment")
     if opts.level is not None:
         if opts.resume is not None:

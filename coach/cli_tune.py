@@ -82,7 +82,7 @@ def _checked(
     ``read_from``: the file the preset and overrides were read from (a study's tune.yaml),
     where the user did not type them; they then name code only as allowed (`coach.trust`).
     """
-    from coach.parameters import parse_override, set_parameter
+    from coach.parameters import apply_overrides, parse_override
     from coach.presets import load_preset, presets_dir
     from coach.studies.search_space import check_space
     from coach.trust import AllowedImports, FileSource, check_preset_spec
@@ -93,8 +93,11 @@ def _checked(
         check_preset_spec(preset_spec, allowed, read_from, presets_dir())
     preset = load_preset(preset_spec, allowed)
     graph = preset.graph_manager
-    for text in overrides:
-        set_parameter(graph.parameters(), *parse_override(text), read_from=source)
+    apply_overrides(graph.parameters(), overrides, source)
+    overridden = {parse_override(text)[0] for text in overrides}
+    for dimension in space.dimensions:  # a trial's value would go after, and be refused
+        if dimension.path in overridden:
+            raise CoachError(f"{where}: {dimension.path} is searched and set by -cp: give one")
     graph.validate()
     if graph.schedule_params.evaluation_steps.num_steps <= 0:
         raise CoachError(

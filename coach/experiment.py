@@ -4,11 +4,14 @@
 from __future__ import annotations
 
 import datetime as dt
+import errno
+import os
 import platform
 import shutil
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 import yaml
 
@@ -70,6 +73,60 @@ def versions() -> dict[str, str]:
         "gymnasium": gymnasium.__version__,
         "numpy": numpy.__version__,
     }
+
+
+WRITE_FAILURES = {
+    errno.EFBIG: "the file grew past this process's file-size limit (ulimit -f)",
+    errno.ENOSPC: "the disk is full",
+    errno.EDQUOT: "the disk quota is exceeded",
+}
+"""What a refused write tells a user, by its errno (others: the system's own text)."""
+
+
+class WriteFailed(CoachError):
+    """The file system refused a file of the run (a full disk, a file-size limit): what was
+    there before is intact."""
+
+
+def write_atomically(final: Path, write: Callable[[IO[bytes]], object], intact: str) -> None:
+    """Write ``final`` whole or not at all: ``write`` fills a temporary file beside it, which
+    is synced and renamed over ``final``. On any failure the temporary file is removed, so a
+    run stopped at any moment, or refused by its disk, leaves ``final`` as it was.
+
+    Args:
+        final: The file to write.
+        write: Writes the contents to the file object it is given.
+        intact: What the message of a refused write says is left as it was (the previous
+            checkpoint, and how to go on from it).
+
+    Raises:
+        WriteFailed: the file system refused the write, naming ``final``, why and ``intact``.
+    """
+    tmp = final.with_name(f".{final.name}.tmp")
+    try:
+        with open(tmp, "wb") as f:
+            write(f)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, final)
+    except BaseException as error:
+        tmp.unlink(missing_ok=True)
+        refused = _os_error(error) if isinstance(error, Exception) else None
+        if refused is None:  # not the disk's doing (a signal, an error of its own): as it is
+            raise
+        why = WRITE_FAILURES.get(refused.errno or 0) or refused.strerror or str(refused)
+        raise WriteFailed(f"could not write {final}: {why}; {intact}") from error
+
+
+def _os_error(error: BaseException) -> OSError | None:
+    """The `OSError` behind ``error``, if any: torch reports a refused write as a
+    `RuntimeError` (``unexpected pos``) raised while handling the file object's `OSError`."""
+    seen: BaseException | None = error
+    while seen is not None:
+        if isinstance(seen, OSError):
+            return seen
+        seen = seen.__cause__ or seen.__context__
+    return None
 
 
 def write_params(

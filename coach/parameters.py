@@ -20,7 +20,7 @@ import dataclasses
 import functools
 import types
 import typing
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from coach.core.step_units import (
@@ -333,6 +333,31 @@ def parse_override(text: str) -> tuple[str, str]:
     if not sep or not path.strip():
         raise CoachError(f"an override is path=value, got {text!r}")
     return path.strip(), value.strip()
+
+
+def apply_overrides(
+    roots: dict[str, Any], overrides: Iterable[str], read_from: FileSource | None = None
+) -> None:
+    """Set each ``path=value`` of ``overrides`` in turn (`set_parameter`), as the command
+    line's ``-cp`` gives them (or a file that keeps them, ``read_from``: see `set_parameter`).
+
+    Raises:
+        CoachError: what `parse_override` and `set_parameter` raise, or for a path given
+            twice with different values (the later one would win without a word).
+    """
+    given: dict[str, tuple[str, Any]] = {}
+    for text in overrides:
+        path, value = parse_override(text)
+        set_parameter(roots, path, value, read_from)
+        new = get_parameter(roots, path)  # as set: 0.5 and 0.50 are the same value
+        if path in given:
+            first, before = given[path]
+            if value != first and new != before:
+                raise CoachError(
+                    f"-cp {path} is given twice, as {first!r} and {value!r}: give it once"
+                )
+            continue
+        given[path] = value, new
 
 
 def _is_literal(value: Any) -> bool:

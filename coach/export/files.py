@@ -60,8 +60,9 @@ def restore_level(
             `coach.trust`).
 
     Raises:
-        CoachError: no checkpoint there, no ``params.yaml`` beside it, a graph of several
-            levels, or agents that do not fit the checkpoint.
+        CoachError: no checkpoint there, no ``params.yaml`` beside it, parameters that do
+            not build the graph, a graph of several levels, or agents that do not fit the
+            checkpoint.
     """
     from coach.checkpoints import load_checkpoint
     from coach.presets import load_run_preset
@@ -97,7 +98,18 @@ def restore_level(
             f"{loaded.name} is hierarchical ({len(checkpoint['agents'])} levels): only one "
             f"agent acting alone in its environment can be exported"
         )
-    level = _acting_level(graph, int(checkpoint["seed"]))
+    try:
+        level = _acting_level(graph, int(checkpoint["seed"]))
+    except CoachError:
+        raise
+    except Exception as error:
+        # What params.yaml holds was edited, or its environment is broken on this machine:
+        # there is no run folder to keep a traceback in, and the user can mend the file.
+        lines = str(error).strip().splitlines()
+        what = f"{type(error).__name__}: {lines[0]}" if lines else type(error).__name__
+        raise CoachError(
+            f"the parameters in {params} do not build the run's agent and environment: {what}"
+        ) from None
     try:
         level.load_agents_state_dict(checkpoint["agents"][0], episodes_in_flight=False)
     except (RuntimeError, KeyError, ValueError) as error:

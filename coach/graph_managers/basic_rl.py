@@ -51,6 +51,7 @@ class BasicRLGraphManager(GraphManager):
         """`GraphManager.validate`, and the agent against the env copies it learns from at
         once: this graph's, or each of ``workers`` rollout workers' (`coach.parallel`)."""
         super().validate()
+        self.schedule_params.validate_for_copies(self.env_params.num_envs, workers)
         try:
             self.agent_params.validate_for_environment(self.env_params.num_envs * workers)
         except InvalidParameter as error:

@@ -102,6 +102,7 @@ class HRLGraphManager(GraphManager):
 
     def validate(self, workers: int = 1) -> None:
         super().validate()
+        self.schedule_params.validate_for_copies(self.env_params.num_envs)
         self._check_horizons()  # an override may have changed them
         for i, params in enumerate(self.agent_params):
             try:

@@ -8,6 +8,10 @@ from typing import Any
 
 from coach import validation as check
 from coach.core.step_units import EnvironmentEpisodes, EnvironmentSteps, StepUnit
+from coach.errors import CoachError
+
+ENV_STEP_BUDGETS = ("heatup_steps", "improve_steps", "steps_between_evaluation_periods")
+"""The phases a run acts in for a number of steps (evaluations are counted apart)."""
 
 
 @dataclass(slots=True, kw_only=True)
@@ -49,6 +53,44 @@ class ScheduleParameters:
         )
         if self.checkpoint_steps is not None:
             check.steps("checkpoint_steps", self.checkpoint_steps, (EnvironmentSteps,), 1)
+
+    def validate_for_copies(self, num_envs: int, workers: int = 1) -> None:
+        """Refuse more environment copies than the phases can use: one step of a vectorised
+        environment takes an env step in each of its ``num_envs`` copies at once (in each of
+        ``workers`` rollout workers, whose steps come in together), so a phase counted in
+        fewer env steps than that would run past its budget on its first step.
+
+        Raises:
+            CoachError: naming the phase, its budget and the most copies (or workers) it
+                can use.
+        """
+        short = self._shorter_than(num_envs)
+        if short is not None:
+            name, budget = short
+            raise CoachError(
+                f"environment.num_envs={num_envs} copies take {num_envs} env steps at every "
+                f"step, more than schedule.{name} ({budget!r}) can use: give at most "
+                f"{budget.num_steps} copies, or a longer {name}"
+            )
+        short = self._shorter_than(num_envs * workers)
+        if short is not None:
+            name, budget = short
+            each = f"{num_envs} environment {'copy' if num_envs == 1 else 'copies'} each"
+            most = budget.num_steps // num_envs
+            raise CoachError(
+                f"{workers} workers of {each} take {num_envs * workers} env steps at every "
+                f"step, more than schedule.{name} ({budget!r}) can use: give at most {most} "
+                f"worker{'s' if most > 1 else ''}, or a longer {name}"
+            )
+
+    def _shorter_than(self, env_steps: int) -> tuple[str, EnvironmentSteps] | None:
+        """The first phase counted in fewer env steps than ``env_steps`` (but some)."""
+        for name in ENV_STEP_BUDGETS:
+            budget = getattr(self, name)
+            # A phase counted in episodes or training steps, or not run at all, is not.
+            if isinstance(budget, EnvironmentSteps) and 0 < budget.num_steps < env_steps:
+                return name, budget
+        return None
 
 
 @dataclass(slots=True)

@@ -96,6 +96,7 @@ class MultiAgentGraphManager(GraphManager):
                 raise InvalidParameter(
                     f"agents.{name}.name", f"must be the agent's key, {name!r}", params.name
                 )
+        self.schedule_params.validate_for_copies(self.env_params.num_envs, workers)
         copies = self.env_params.num_envs * workers
         if self.self_play is not None:
             slots = {self.self_play.learner: copies}

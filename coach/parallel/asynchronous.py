@@ -103,6 +103,9 @@ class AsynchronousGraphManager(WorkersGraphManager):
         parameters, and whether the agent can learn asynchronously."""
         self.graph.validate()
         validate_parameters({"parallel": self.params})
+        # Every worker steps its own copies: together they take this many env steps at once.
+        num_envs, workers = self.acting.env_params.num_envs, self.params.num_workers
+        self.schedule_params.validate_for_copies(num_envs, workers)
         agent = self.acting.agent_params
         if not isinstance(agent.memory, RolloutParameters):
             raise CoachError(
@@ -132,7 +135,7 @@ class AsynchronousGraphManager(WorkersGraphManager):
             self.params.num_workers = num_workers
         if backend != "local" or ray_address:
             self.params.backend, self.params.ray_address = backend, ray_address
-        self.params.validate()
+        self.validate()  # the workers against this machine and the budget, before any start
 
     @property
     def agent(self) -> Agent:

@@ -69,6 +69,7 @@ class DistributedGraphManager(WorkersGraphManager):
         super().__init__(graph.name, graph.schedule_params)
         self.graph = graph
         self.params = params
+        self.validate()  # the workers against the budget, before a folder or worker is made
         self.pool: WorkerPool | None = None
         self.blocks: BlocksInFlight | None = None
         """The blocks the rollout workers are collecting."""

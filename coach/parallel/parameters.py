@@ -6,6 +6,7 @@ asynchronous workers that each act and learn (see `coach.parallel.asynchronous`)
 from __future__ import annotations
 
 import math
+import os
 from dataclasses import dataclass
 
 from coach import validation as check
@@ -13,6 +14,30 @@ from coach.errors import CoachError
 from coach.validation import InvalidParameter
 
 BACKENDS = ("local", "ray")
+
+WORKERS_PER_CPU = 4
+"""The most workers a run starts per CPU of this machine. Each worker is a whole process (an
+interpreter, torch and its environment copies), all started at once; a few per CPU hide the
+time each waits for the learner, many more only share the CPUs and fill the memory."""
+
+
+def most_workers(backend: str, ray_address: str | None) -> int | None:
+    """The most workers this machine runs (`WORKERS_PER_CPU` per CPU) on ``backend``; ``None``
+    on a Ray cluster (``ray_address``), whose CPUs are not this machine's."""
+    if backend == "ray" and ray_address is not None:
+        return None
+    return WORKERS_PER_CPU * (os.cpu_count() or 1)
+
+
+def _more_than_machine(num_workers: int, backend: str, ray_address: str | None) -> str | None:
+    """Why ``num_workers`` is more than this machine runs, if it is."""
+    most = most_workers(backend, ray_address)
+    if most is None or num_workers <= most:
+        return None
+    return (
+        f"at most {most} on this machine ({WORKERS_PER_CPU} per CPU of its {os.cpu_count() or 1}; "
+        f"more on a Ray cluster, --backend ray --ray-address)"
+    )
 
 
 @dataclass(slots=True, kw_only=True)
@@ -39,6 +64,9 @@ class DistributedParameters:
     def validate(self) -> None:
         if self.num_workers < 1:
             raise CoachError(f"-n needs at least one worker, got {self.num_workers}")
+        too_many = _more_than_machine(self.num_workers, self.backend, self.ray_address)
+        if too_many is not None:
+            raise CoachError(f"-n {self.num_workers} is too many rollout workers: {too_many}")
         if self.backend not in BACKENDS:
             raise CoachError(f"unknown backend {self.backend!r}; choose one of {list(BACKENDS)}")
         if self.ray_address is not None and self.backend != "ray":
@@ -78,6 +106,9 @@ class AsynchronousParameters:
     def validate(self) -> None:
         check.whole("num_workers", self.num_workers, 1)
         check.one_of("backend", self.backend, BACKENDS)
+        too_many = _more_than_machine(self.num_workers, self.backend, self.ray_address)
+        if too_many is not None:
+            raise InvalidParameter("num_workers (-n)", f"must be {too_many}", self.num_workers)
         if self.ray_address is not None and self.backend != "ray":
             raise CoachError("--ray-address goes with --backend ray")
         check.whole("report_steps", self.report_steps, 1)

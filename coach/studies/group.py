@@ -27,6 +27,7 @@ import click
 import yaml
 
 from coach.errors import CoachError, on_stop_signals
+from coach.experiment import write_atomically
 from coach.trust import read_yaml
 
 if TYPE_CHECKING:
@@ -182,9 +183,8 @@ class Group:
 
     def save(self) -> None:
         """Write group.yaml whole, or not at all."""
-        tmp = self.path / f".{GROUP_FILE}.tmp"
-        tmp.write_text(yaml.safe_dump(self.document, sort_keys=False))
-        os.replace(tmp, self.path / GROUP_FILE)
+        text = yaml.safe_dump(self.document, sort_keys=False).encode()
+        write_atomically(self.path / GROUP_FILE, lambda f: f.write(text), "group.yaml is as before")
 
     def log(self, message: str) -> None:
         """A line of the group's log, and of its console (above the progress line) unless

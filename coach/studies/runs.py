@@ -10,7 +10,7 @@ preset on common env-step points for `coach.studies.statistics.curve_band`.
 from __future__ import annotations
 
 import csv
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -85,19 +85,13 @@ def read_run(folder: Path) -> Run:
         environment = parameters.get("environment.level") or parameters.get("environment.env")
     except (OSError, yaml.YAMLError, KeyError, TypeError, ValueError) as error:
         raise CoachError(f"{folder} is not a readable run: {params.name}: {error}") from error
-    rows = []
-    try:
-        with open(folder / "progress.csv", newline="") as f:
-            for row in csv.DictReader(f):
-                if row["phase"] == "evaluate" and row["agent"] == GRAPH_RUN:
-                    rows.append(row)
-    except (OSError, KeyError, csv.Error) as error:
-        raise CoachError(f"{folder} is not a readable run: progress.csv: {error}") from error
+    progress = folder / "progress.csv"
+    rows = _evaluation_rows(progress)
 
     def column(name: str) -> np.ndarray:
-        return np.array([float(row[name]) for row in rows], dtype=np.float64)
+        return np.array([_number(progress, line, row, name) for line, row in rows], np.float64)
 
-    successes = [row.get("success_rate", "") for row in rows]
+    successes = [row.get("success_rate", "") for _, row in rows]
     return Run(
         path=folder,
         preset=preset,
@@ -110,6 +104,56 @@ def read_run(folder: Path) -> Run:
         spec=spec,
         parameters=dict(parameters),
     )
+
+
+NUMERIC_COLUMNS = ("wall_time", "env_steps", "reward")
+"""The columns of ``progress.csv`` a study reads numbers from (and ``success_rate``, where
+the task has one)."""
+
+
+def _evaluation_rows(progress: Path) -> list[tuple[int, dict[str, str]]]:
+    """The rows of the graph's evaluations in ``progress``, each with its line number.
+
+    Raises:
+        CoachError: the file cannot be read, is not text, or lacks a column a study reads.
+    """
+    rows = []
+    try:
+        with open(progress, newline="", encoding="utf-8") as f:
+            reader = csv.DictReader(f)
+            header = reader.fieldnames or ()
+            missing = [c for c in ("phase", "agent", *NUMERIC_COLUMNS) if c not in header]
+            if missing:
+                raise CoachError(
+                    f"{progress} is not a run's progress.csv: it has no column "
+                    f"{', '.join(map(repr, missing))}"
+                )
+            for row in reader:
+                if row["phase"] == "evaluate" and row["agent"] == GRAPH_RUN:
+                    rows.append((reader.line_num, row))
+    except UnicodeDecodeError as error:
+        raise CoachError(
+            f"{progress} is not a run's progress.csv: byte {error.start} is not UTF-8 text "
+            f"({error.object[error.start : error.start + 1]!r})"
+        ) from None
+    except (OSError, csv.Error) as error:
+        raise CoachError(f"{progress} cannot be read: {error}") from None
+    return rows
+
+
+def _number(progress: Path, line: int, row: Mapping[str, str | None], name: str) -> float:
+    """The number in ``row``'s column ``name``, read from ``progress``'s line ``line``.
+
+    Raises:
+        CoachError: the column holds no number there.
+    """
+    text = row.get(name) or ""  # a short row has None in the columns it lacks
+    try:
+        return float(text)
+    except ValueError:
+        raise CoachError(
+            f"{progress}, line {line}, column {name}: {text!r} is not a number"
+        ) from None
 
 
 def on_grid(

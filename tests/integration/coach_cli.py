@@ -6,6 +6,7 @@ import csv
 import os
 import subprocess
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
@@ -19,6 +20,27 @@ SMALL = [
     "-cp", "agent.algorithm.num_consecutive_training_steps=8",
 ]  # fmt: skip
 """A CartPole_DQN run of a few seconds."""
+
+
+def overriding(base: Sequence[str], extra: Sequence[str]) -> list[str]:
+    """The options ``base`` then ``extra``, without the ``-cp`` of ``base`` whose path an
+    ``-cp`` of ``extra`` sets (the command refuses a path given twice with two values)."""
+
+    def paths(options: Sequence[str]) -> list[str | None]:
+        return [
+            option.partition("=")[0].strip() if i > 0 and options[i - 1] == "-cp" else None
+            for i, option in enumerate(options)
+        ]
+
+    replaced = {path for path in paths(extra) if path is not None}
+    kept: list[str] = []
+    for option, path in zip(base, paths(base), strict=True):
+        if path in replaced:
+            kept.pop()  # its "-cp"
+        else:
+            kept.append(option)
+    return [*kept, *extra]
+
 
 COMMAND = [sys.executable, "-m", "coach.cli"]
 ENV = {**os.environ, "PYTHONUNBUFFERED": "1"}

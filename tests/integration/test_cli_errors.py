@@ -9,11 +9,15 @@ that get as far as a folder run in subprocesses.
 from __future__ import annotations
 
 import os
+import resource
+import shutil
+import subprocess
 from pathlib import Path
 
 import pytest
+import torch
 
-from tests.integration.coach_cli import coach, experiment, refused
+from tests.integration.coach_cli import COMMAND, ENV, coach, experiment, refused
 
 TINY = [
     "-cp", "schedule.heatup_steps=EnvironmentSteps(1)",
@@ -211,3 +215,215 @@ def test_a_coach_error_during_the_run_is_one_line_and_logged(tmp_path: Path) -> 
     assert result.stderr.splitlines() == ["coach: error: the third step is refused"]
     log = (experiment(tmp_path / "runs", "broken") / "log.txt").read_text()
     assert "coach: error: the third step is refused" in log
+
+
+def _one_error_line(result: subprocess.CompletedProcess[str]) -> str:
+    """The one ``coach: error:`` line of a refused command (after checking it is one)."""
+    assert result.returncode == 2 and "Traceback" not in result.stderr, result.stderr
+    (line,) = result.stderr.splitlines()
+    assert line.startswith("coach: error: "), line
+    return line
+
+
+MOST_WORKERS = 4 * (os.cpu_count() or 1)
+
+
+@pytest.mark.parametrize(
+    ("args", "fragments"),
+    [
+        (["-n", str(MOST_WORKERS + 1)],
+         [f"-n {MOST_WORKERS + 1} is too many rollout workers: at most {MOST_WORKERS} on this "
+          f"machine (4 per CPU of its {os.cpu_count()}", "--ray-address"]),
+        (["-n", "100000", "--backend", "ray"], [f"at most {MOST_WORKERS} on this machine"]),
+        (["-cp", "environment.num_envs=100000"],
+         ["environment.num_envs=100000 copies take 100000 env steps at every step, more than "
+          "schedule.heatup_steps (EnvironmentSteps(1000)) can use: give at most 1000 copies"]),
+        (["-n", "2", "-cp", "schedule.improve_steps=EnvironmentSteps(1)"],
+         ["2 workers of 1 environment copy each take 2 env steps at every step, more than "
+          "schedule.improve_steps (EnvironmentSteps(1)) can use: give at most 1 worker, "]),
+        (["-p", "CartPole_A3C", "-n", "100000"],
+         [f"parallel.num_workers (-n) must be at most {MOST_WORKERS} on this machine",
+          "got 100000"]),
+        (["-p", "CartPole_A3C", "-cp", "schedule.improve_steps=EnvironmentSteps(1500)",
+          "-cp", "environment.num_envs=1000"],
+         ["2 workers of 1000 environment copies each take 2000 env steps at every step, more "
+          "than schedule.improve_steps (EnvironmentSteps(1500)) can use: give at most 1 worker"]),
+    ],
+)  # fmt: skip
+def test_more_workers_or_copies_than_the_machine_and_budget_take_are_refused(
+    args: list[str], fragments: list[str], tmp_path: Path
+) -> None:
+    """A typo such as ``-n 100000`` once spawned workers for minutes, and ``num_envs=100000``
+    ran a heatup 100 times past its budget: refused before a folder or a process is made."""
+    preset = [] if "-p" in args else ["-p", "CartPole_DQN"]
+    line = _one_error_line(coach(*preset, *args, cwd=tmp_path))
+    assert all(fragment in line for fragment in fragments), line
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_path_overridden_twice_with_different_values_is_refused(tmp_path: Path) -> None:
+    first, second = "agent.algorithm.discount=0.9", "agent.algorithm.discount=0.5"
+    result = coach("-p", "CartPole_DQN", "-cp", first, "-cp", second, cwd=tmp_path)
+    line = _one_error_line(result)
+    assert line == (
+        "coach: error: -cp agent.algorithm.discount is given twice, as '0.9' and '0.5': "
+        "give it once"
+    )
+    assert list(tmp_path.iterdir()) == []
+
+
+def _plot_run(folder: Path, progress: bytes) -> Path:
+    """A run folder as coach writes one (params.yaml), with ``progress`` as its progress.csv."""
+    folder.mkdir(parents=True)
+    (folder / "params.yaml").write_text("preset: CartPole_DQN\nseed: 0\nparameters: {}\n")
+    (folder / "progress.csv").write_bytes(progress)
+    return folder
+
+
+HEADER = b"wall_time,phase,agent,env_steps,reward,success_rate\n"
+
+
+@pytest.mark.parametrize(
+    ("progress", "fragment"),
+    [
+        (bytes(range(256)) * 8, "progress.csv is not a run's progress.csv: byte 128 is not UTF-8"),
+        (HEADER + b"1.0,evaluate,graph,100,12.5,\n2.0,evaluate,graph,200,ten,\n",
+         "progress.csv, line 3, column reward: 'ten' is not a number"),
+        (HEADER + b"1.0,evaluate,graph,1e2\n", "progress.csv, line 2, column reward: '' is not"),
+        (b"a,b\n1,2\n", "progress.csv is not a run's progress.csv: it has no column 'phase'"),
+    ],
+)  # fmt: skip
+def test_a_progress_csv_that_is_not_one_is_refused_by_plot(
+    progress: bytes, fragment: str, tmp_path: Path
+) -> None:
+    run = _plot_run(tmp_path / "run", progress)
+    line = _one_error_line(coach("plot", str(run), "-o", "plots", cwd=tmp_path))
+    assert fragment in line and str(run / "progress.csv") in line, line
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["run"]  # no plots folder
+
+
+UNBUILDABLE_ENV = """
+import gymnasium as gym
+import numpy as np
+
+
+class Unbuildable(gym.Env):
+    def __init__(self):
+        raise RuntimeError("no display to open")
+
+
+class Image(gym.Env):
+    observation_space = gym.spaces.Box(0, 255, (8, 8, 3), np.uint8)
+    action_space = gym.spaces.Discrete(2)
+"""
+
+
+@pytest.fixture(scope="module")
+def tiny_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A CartPole_DQN run with its checkpoint, copied by each test that edits it."""
+    root = tmp_path_factory.mktemp("tiny")
+    result = coach("-p", "CartPole_DQN", "-ep", "runs", "-q", *TINY, cwd=root)
+    assert result.returncode == 0, result.stderr
+    return experiment(root / "runs")
+
+
+@pytest.mark.parametrize(
+    ("edits", "fragment"),
+    [
+        ({"environment.level: CartPole-v1": "environment.level: unbuildable_env:Unbuildable"},
+         "RuntimeError: no display to open"),
+        ({"environment.level: CartPole-v1": "environment.level: unbuildable_env:Image",
+          "observation.conv: []": "observation.conv: [[4, 64, 1]]"},
+         "RuntimeError: Calculated padded input size"),
+    ],
+)  # fmt: skip
+def test_export_of_a_run_whose_parameters_do_not_build_is_one_line(
+    edits: dict[str, str], fragment: str, tiny_run: Path, tmp_path: Path
+) -> None:
+    """params.yaml edited so that the environment or a network cannot be made: a user's
+    file to mend, said in a line (export keeps no log to put a traceback in)."""
+    (tmp_path / "unbuildable_env.py").write_text(UNBUILDABLE_ENV)
+    run = tmp_path / "run"
+    shutil.copytree(tiny_run, run)
+    params = run / "params.yaml"
+    text = params.read_text()
+    for old, new in edits.items():
+        assert old in text
+        text = text.replace(old, new)
+    params.write_text(text)
+    line = _one_error_line(coach("export", "-crd", "run", cwd=tmp_path))
+    assert line.startswith(
+        "coach: error: the parameters in run/params.yaml do not build the run's agent and "
+        "environment: "
+    ), line
+    assert fragment in line
+    assert not (run / "export").exists()
+
+
+def _file_size_limit(limit: int) -> None:
+    # Python ignores SIGXFSZ: a write past the limit fails with EFBIG instead of killing.
+    resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
+
+
+def test_a_checkpoint_the_disk_refuses_ends_the_run_with_the_last_one_intact(
+    tiny_run: Path, tmp_path: Path
+) -> None:
+    """Past a file-size limit (or on a full disk) torch said only ``unexpected pos`` and left
+    a temporary file behind. The run ends in one line that says why and what is intact;
+    nothing half-written stays, and the run resumes from its last checkpoint."""
+    run = tmp_path / "run"
+    shutil.copytree(tiny_run, run)
+    checkpoints = run / "checkpoints"
+    latest = checkpoints / (checkpoints / "latest").read_text().strip()
+    before = {p.name: p.read_bytes() for p in checkpoints.iterdir()}
+    longer = "schedule.improve_steps=EnvironmentSteps(3)"
+    resume = [*COMMAND, "--resume", "run", "-q", "-cp", longer]
+    limit = latest.stat().st_size // 2  # the logs fit, a checkpoint does not
+    result = subprocess.run(
+        resume,
+        cwd=tmp_path,
+        env=ENV,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        preexec_fn=lambda: _file_size_limit(limit),
+    )
+    line = _one_error_line(result)
+    assert line.startswith("coach: error: could not write run/checkpoints/"), line
+    assert "the file grew past this process's file-size limit (ulimit -f)" in line
+    assert f"its latest checkpoint, run/checkpoints/{latest.name}, is intact" in line
+    assert "coach --resume run goes on from it" in line
+    assert {p.name: p.read_bytes() for p in checkpoints.iterdir()} == before  # no .tmp either
+    assert line.removeprefix("coach: ") in (run / "log.txt").read_text()
+    again = coach("--resume", "run", "-q", "-cp", longer, cwd=tmp_path)
+    assert again.returncode == 0, again.stderr
+
+
+class Payload:
+    """What a crafted file pickles: an object of a class no checkpoint holds."""
+
+    def __init__(self) -> None:
+        self.note = "unpickled"
+
+
+@pytest.mark.parametrize(
+    "command",
+    [["--evaluate", "1", "-p", "CartPole_DQN", "-crd"], ["export", "-crd"]],
+)
+def test_a_crafted_checkpoint_is_refused_without_advice_to_trust_it(
+    command: list[str], tmp_path: Path
+) -> None:
+    """torch's refusal advises loading with ``weights_only=False``, the one thing not to do
+    with a file one does not trust: Coach says what the file holds, and that it will not."""
+    crafted = tmp_path / "crafted.pt"
+    torch.save({"format": 1, "agents": [Payload()]}, crafted)
+    result = coach(*command, str(crafted), cwd=tmp_path)
+    line = _one_error_line(result)
+    name = f"{Payload.__module__}.{Payload.__qualname__}"
+    assert line == (
+        f"coach: error: {crafted} holds pickled objects ({name}) that a Coach "
+        f"checkpoint never holds: Coach will not load it, since unpickling them could run "
+        f"any code"
+    )
+    assert "weights_only" not in result.stderr and "trust" not in result.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["crafted.pt"]

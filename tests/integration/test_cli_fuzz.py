@@ -35,7 +35,8 @@ TINY = [
     "-cp", "schedule.evaluation_steps=EnvironmentSteps(1)",
     "-cp", "schedule.steps_between_evaluation_periods=EnvironmentSteps(1)",
 ]  # fmt: skip
-"""Every valid case is a run of two env steps: these come last, so they win."""
+"""Every valid case is a run of two env steps: these come last (a case that sets one of these
+paths to another value is refused, a path given twice)."""
 
 FUZZ = settings(
     # A case is a subprocess of a few seconds (torch's import alone takes two): a handful of

@@ -22,6 +22,7 @@ from tests.integration.coach_cli import (
     SMALL,
     coach,
     experiment,
+    overriding,
     rewards,
     snapshot,
     start,
@@ -29,12 +30,11 @@ from tests.integration.coach_cli import (
 )
 from tests.processes import descendants, listening
 
-LONGER = [
-    *SMALL,
+LONGER = overriding(SMALL, [
     "-cp", "schedule.improve_steps=EnvironmentSteps(6000)",
     "-cp", "schedule.steps_between_evaluation_periods=EnvironmentSteps(1500)",
     "-cp", "agent.algorithm.num_consecutive_training_steps=16",
-]  # fmt: skip
+])  # fmt: skip
 """About ten seconds of CartPole_DQN: long enough to stop it half-way."""
 
 

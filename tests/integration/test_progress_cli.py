@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.integration.coach_cli import COMMAND, ENV, SMALL, experiment
+from tests.integration.coach_cli import COMMAND, ENV, SMALL, experiment, overriding
 
 
 def read_terminal(fd: int, process: subprocess.Popen[bytes], timeout: float = 240) -> str:
@@ -50,7 +50,7 @@ def on_a_terminal(root: Path, *args: str, columns: int, command: tuple[str, ...]
     env.pop("TERM", None)
     main, terminal = pty.openpty()
     process = subprocess.Popen(
-        [*COMMAND, *command, "-p", "CartPole_DQN", *SMALL, "-ep", str(root), *args],
+        [*COMMAND, *command, "-p", "CartPole_DQN", *overriding(SMALL, ["-ep", str(root), *args])],
         stdin=subprocess.DEVNULL,
         stdout=terminal,
         stderr=terminal,

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import errno
 import re
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -19,6 +21,7 @@ from coach.checkpoints import (
     unpack,
 )
 from coach.errors import CoachError
+from coach.experiment import WriteFailed
 
 STATE = {
     "array": np.arange(6, dtype=np.float32).reshape(2, 3),
@@ -129,12 +132,64 @@ def test_refusals_name_the_path(tmp_path: Path) -> None:
     with pytest.raises(CoachError, match=re.escape(f"checkpoint {path} is corrupted")) as error:
         load_checkpoint(path)
     assert "\n" not in str(error.value)
+    assert "weights_only" not in str(error.value)  # torch's advice, for files one trusts
     torch.save({"something": "else"}, path)
     with pytest.raises(CoachError, match="not a Coach checkpoint"):
         load_checkpoint(path)
     (tmp_path / "latest").write_text("checkpoint_9.pt\n")
     with pytest.raises(CoachError, match=r"checkpoint_9\.pt, which is missing"):
         load_checkpoint(tmp_path)
+
+
+def test_a_write_the_disk_refuses_leaves_the_last_checkpoint_and_no_temporary_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    save_checkpoint(tmp_path, {"steps": 10}, 10)
+    save_best(tmp_path, {"steps": 10})
+    before = {p.name: p.read_bytes() for p in tmp_path.iterdir()}
+
+    def full_disk(obj: object, f: Any) -> None:
+        f.write(b"half a checkpoint")
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(torch, "save", full_disk)
+    with pytest.raises(WriteFailed) as error:
+        save_checkpoint(tmp_path, {"steps": 20}, 20)
+    assert str(error.value) == (
+        f"could not write {tmp_path / 'checkpoint_20.pt'}: the disk is full; its latest "
+        f"checkpoint, {tmp_path / 'checkpoint_10.pt'}, is intact (coach --resume "
+        f"{tmp_path.parent} goes on from it)"
+    )
+    with pytest.raises(WriteFailed, match=r"best\.pt: the disk is full; the best\.pt before"):
+        save_best(tmp_path, {"steps": 20})
+    assert {p.name: p.read_bytes() for p in tmp_path.iterdir()} == before
+    monkeypatch.undo()
+    assert load_checkpoint(tmp_path)["steps"] == 10
+
+
+def test_an_error_of_the_state_itself_is_raised_as_it_is(tmp_path: Path) -> None:
+    """Only the disk's refusals are a user's to mend; a state that cannot be saved (an
+    error of Coach) keeps its own error, and leaves no temporary file either."""
+    with pytest.raises(AttributeError):
+        save_checkpoint(tmp_path, {"unpicklable": lambda: None}, 10)
+    assert list(tmp_path.iterdir()) == []
+
+
+class Crafted:
+    """An object no checkpoint holds."""
+
+
+def test_a_file_of_pickled_objects_is_refused_without_torchs_advice(tmp_path: Path) -> None:
+    path = tmp_path / "crafted.pt"
+    torch.save({"format": 1, "agents": [Crafted()]}, path)
+    with pytest.raises(CoachError) as error:
+        load_checkpoint(path)
+    message = str(error.value)
+    assert message == (
+        f"{path} holds pickled objects ({__name__}.Crafted) that a Coach checkpoint never "
+        f"holds: Coach will not load it, since unpickling them could run any code"
+    )
+    assert "weights_only" not in message and "trust" not in message
 
 
 def test_schedule_by_env_steps() -> None:

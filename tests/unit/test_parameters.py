@@ -17,6 +17,7 @@ from coach.filters.filter import ObservationFilter
 from coach.graph_managers.parameters import ScheduleParameters
 from coach.networks.parameters import MiddlewareParameters, NetworkParameters
 from coach.parameters import (
+    apply_overrides,
     flatten,
     get_parameter,
     parse_override,
@@ -169,6 +170,26 @@ def test_register_constructor_allows_a_new_call(monkeypatch: pytest.MonkeyPatch)
     assert parse_value("Pair(1, b=2)") == Pair(1, 2)
     parameters.register_constructor(Pair, name="P")
     assert parse_value("P(3, 4)") == Pair(3, 4)
+
+
+# -- apply_overrides ----------------------------------------------------------------------
+
+
+def test_overrides_apply_in_turn_and_a_path_may_repeat_its_value() -> None:
+    roots = _roots()
+    texts = ["agent.algorithm.discount=0.5", "schedule.heatup_steps=EnvironmentSteps(7)"]
+    apply_overrides(roots, [*texts, "agent.algorithm.discount = 0.50"])  # the same value
+    assert roots["agent"].algorithm.discount == 0.5
+    assert roots["schedule"].heatup_steps == EnvironmentSteps(7)
+
+
+def test_a_path_given_twice_with_different_values_is_refused() -> None:
+    texts = ["agent.algorithm.discount=0.9", "schedule.heatup_steps=EnvironmentSteps(7)"]
+    with pytest.raises(CoachError) as error:
+        apply_overrides(_roots(), [*texts, "agent.algorithm.discount=0.5"])
+    assert str(error.value) == (
+        "-cp agent.algorithm.discount is given twice, as '0.9' and '0.5': give it once"
+    )
 
 
 # -- set_parameter ------------------------------------------------------------------------

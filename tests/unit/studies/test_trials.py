@@ -46,6 +46,7 @@ def _study_and_job(
             )
         )
     trial = study.ask()
+    given = {override.partition("=")[0] for override in overrides}
     job = TrialJob(
         number=trial.number,
         trial_id=trial._trial_id,
@@ -53,7 +54,8 @@ def _study_and_job(
         storage=StorageAddress(url=url),
         pruning=pruning,
         preset="CartPole_DQN",
-        overrides=(*SMALL, *overrides),
+        # An override of a path of SMALL's in its place: a path given twice is refused.
+        overrides=(*(o for o in SMALL if o.partition("=")[0] not in given), *overrides),
         seeds=seeds,
         device="cpu",
         directory=tmp_path / f"trial_{trial.number}",
