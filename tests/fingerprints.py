@@ -48,6 +48,7 @@ def _digest(value: Any, hasher: Any) -> None:
 def fingerprint(name: str, folder: Path) -> dict[str, str]:
     """The hashes of a short run of preset ``name`` on seed 0."""
     from coach.batch.graph_manager import BatchRLGraphManager
+    from coach.environments.atari import AtariEnvironmentParameters
     from coach.graph_managers.parameters import RunContext
     from coach.parameters import set_parameter
     from coach.presets import load_preset
@@ -65,6 +66,10 @@ def fingerprint(name: str, folder: Path) -> dict[str, str]:
     else:
         for path, value in {**TINY, **TRAINING.get(name, {})}.items():
             set_parameter(roots, path, value)
+    if isinstance(roots.get("environment"), AtariEnvironmentParameters):
+        # An untrained agent's greedy Breakout episode lasts until sticky actions fire (tens
+        # of thousands of steps): its evaluations are counted in steps.
+        set_parameter(roots, "schedule.evaluation_steps", "EnvironmentSteps(200)")
     graph.create_graph(RunContext(seed=0, experiment_dir=folder, quiet=True))
     try:
         graph.improve()
