@@ -42,6 +42,15 @@ def overriding(base: Sequence[str], extra: Sequence[str]) -> list[str]:
     return [*kept, *extra]
 
 
+TINY = [
+    "-cp", "schedule.heatup_steps=EnvironmentSteps(1)",
+    "-cp", "schedule.improve_steps=EnvironmentSteps(1)",
+    "-cp", "schedule.evaluation_steps=EnvironmentSteps(1)",
+    "-cp", "schedule.steps_between_evaluation_periods=EnvironmentSteps(1)",
+]  # fmt: skip
+"""A run of two env steps: heatup, the training budget, the evaluation and its period one
+step long each."""
+
 COMMAND = [sys.executable, "-m", "coach.cli"]
 ENV = {**os.environ, "PYTHONUNBUFFERED": "1"}
 

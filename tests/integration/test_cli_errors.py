@@ -17,14 +17,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from tests.integration.coach_cli import COMMAND, ENV, coach, experiment, refused
-
-TINY = [
-    "-cp", "schedule.heatup_steps=EnvironmentSteps(1)",
-    "-cp", "schedule.improve_steps=EnvironmentSteps(1)",
-    "-cp", "schedule.evaluation_steps=EnvironmentSteps(1)",
-    "-cp", "schedule.steps_between_evaluation_periods=EnvironmentSteps(1)",
-]  # fmt: skip
+from tests.integration.coach_cli import COMMAND, ENV, TINY, coach, experiment, refused
 
 
 @pytest.mark.parametrize(

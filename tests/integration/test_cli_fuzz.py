@@ -27,16 +27,10 @@ from hypothesis import strategies as st
 
 from coach.parameters import flatten
 from coach.presets import load_preset
-from tests.integration.coach_cli import COMMAND, ENV, coach, experiment
+from tests.integration.coach_cli import COMMAND, ENV, TINY, coach, experiment
 
-TINY = [
-    "-cp", "schedule.heatup_steps=EnvironmentSteps(1)",
-    "-cp", "schedule.improve_steps=EnvironmentSteps(1)",
-    "-cp", "schedule.evaluation_steps=EnvironmentSteps(1)",
-    "-cp", "schedule.steps_between_evaluation_periods=EnvironmentSteps(1)",
-]  # fmt: skip
-"""Every valid case is a run of two env steps: these come last (a case that sets one of these
-paths to another value is refused, a path given twice)."""
+# Every valid case is a run of two env steps: TINY comes last (a case that sets one of its
+# paths to another value is refused, a path given twice).
 
 FUZZ = settings(
     # A case is a subprocess of a few seconds (torch's import alone takes two): a handful of

@@ -17,16 +17,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from tests.integration.coach_cli import ENV, coach, experiment, rewards
+from tests.integration.coach_cli import ENV, TINY, coach, experiment, rewards
 from tests.unit.test_trust import MARKER_ENV, MARKER_PRESET
-
-TINY = [
-    "-cp", "schedule.heatup_steps=EnvironmentSteps(1)",
-    "-cp", "schedule.improve_steps=EnvironmentSteps(1)",
-    "-cp", "schedule.evaluation_steps=EnvironmentSteps(1)",
-    "-cp", "schedule.steps_between_evaluation_periods=EnvironmentSteps(1)",
-]  # fmt: skip
-"""A run of two env steps."""
 
 LEVEL = "trust_marker_env:Marked"
 

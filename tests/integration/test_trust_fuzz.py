@@ -32,14 +32,8 @@ import yaml
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
+from tests.integration.coach_cli import TINY
 from tests.unit.test_trust import MARKER_ENV, MARKER_PRESET
-
-TINY = [
-    "-cp", "schedule.heatup_steps=EnvironmentSteps(1)",
-    "-cp", "schedule.improve_steps=EnvironmentSteps(1)",
-    "-cp", "schedule.evaluation_steps=EnvironmentSteps(1)",
-    "-cp", "schedule.steps_between_evaluation_periods=EnvironmentSteps(1)",
-]  # fmt: skip
 
 FUZZ = settings(
     max_examples=int(os.environ.get("COACH_FUZZ_EXAMPLES", "15")),
