@@ -18,6 +18,7 @@ import argparse
 import csv
 import hashlib
 import json
+import os
 import sys
 import tempfile
 import time
@@ -60,6 +61,8 @@ def fingerprint(name: str, folder: Path) -> dict[str, str]:
     if isinstance(graph, BatchRLGraphManager):
         from benchmarks.batch_rl import record_random_dataset
 
+        os.environ["MINARI_DATASETS_PATH"] = str(folder / "minari")  # presets share dataset names
+
         record_random_dataset(graph, 600)
         set_parameter(roots, "schedule.improve_steps", "Epochs(1)")
         set_parameter(roots, "schedule.evaluation_steps", "EnvironmentEpisodes(1)")
@@ -95,9 +98,6 @@ def main() -> int:
         differ = sorted(n for n in set(a) & set(b) if a[n] != b[n])
         print(f"{len(set(a) & set(b))} presets in both, {len(differ)} differ: {differ}")
         return 1 if differ else 0
-    import os
-
-    os.environ.setdefault("MINARI_DATASETS_PATH", tempfile.mkdtemp(prefix="fingerprints_minari_"))
     from coach.parallel.asynchronous import AsynchronousGraphManager
     from coach.presets import list_presets, load_preset
 
