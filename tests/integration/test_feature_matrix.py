@@ -29,8 +29,6 @@ from __future__ import annotations
 import os
 import signal
 from collections.abc import Callable
-from dataclasses import dataclass
-from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -39,6 +37,7 @@ import onnxruntime
 import pytest
 
 from benchmarks.batch_rl import record_random_dataset
+from coach.agents.parameters import AgentParameters
 from coach.batch.datasets import load_dataset
 from coach.batch.graph_manager import BatchRLGraphManager
 from coach.batch.recording import check_recording, record_run
@@ -49,6 +48,7 @@ from coach.experiment import write_params
 from coach.export.files import export_run
 from coach.graph_managers.graph_manager import GraphManager
 from coach.graph_managers.parameters import RunContext
+from coach.memories.rollout import RolloutParameters
 from coach.parallel.asynchronous import AsynchronousGraphManager
 from coach.parallel.distributed import DistributedGraphManager
 from coach.parallel.parameters import DistributedParameters
@@ -106,6 +106,13 @@ def _params(names: dict[str, str]) -> list[Any]:
 CASES = _params(FAMILIES)
 
 
+RECORDING = {
+    # 16 copies of 25-step episodes: 300 steps end none of them; 4 copies end a dozen.
+    "SimpleSpread_IndependentPPO": {"environment.num_envs": "4"},
+}
+"""What a family's recording run needs on top of its tiny budget to end whole episodes."""
+
+
 def _is_batch(name: str) -> bool:
     return isinstance(load_preset(name).graph_manager, BatchRLGraphManager)
 
@@ -114,22 +121,41 @@ def _is_asynchronous(name: str) -> bool:
     return isinstance(load_preset(name).graph_manager, AsynchronousGraphManager)
 
 
-def tiny(name: str) -> Preset:
-    """``name`` with its tiny budget (and what it needs to store and learn within it)."""
+def tiny(name: str, more: dict[str, str] | None = None) -> Preset:
+    """``name`` with its tiny budget (and what it needs to store and learn within it), and
+    ``more`` overrides."""
     preset = load_preset(name)
     roots = preset.graph_manager.parameters()
     overrides = BATCH_SCHEDULE if _is_batch(name) else {**TINY, **TRAINING.get(name, {})}
-    for path, value in overrides.items():
+    for path, value in {**overrides, **(more or {})}.items():
         set_parameter(roots, path, value)
     return preset
 
 
-@cache
-def _batch_dataset(name: str, minari: Path) -> None:
-    """Record a batch preset's dataset under its dataset's name in ``minari`` (once)."""
+def _agent_parameters(preset: Preset) -> list[AgentParameters]:
+    """The parameters of every agent of the preset's graph (a hierarchy's and a multi-agent
+    level's, all of them)."""
+    roots = preset.graph_manager.parameters()
+    agents = roots.get("agents") if roots.get("agent") is None else [roots["agent"]]
+    return list(agents.values()) if isinstance(agents, dict) else list(agents or [])
+
+
+def _blocks_over_workers(preset: Preset) -> None:
+    """Its on-policy agents' blocks as long over the workers' copies as over the copies of
+    one process: each worker collects its share of the rollout (or a step)."""
+    for params in _agent_parameters(preset):
+        if isinstance(params.memory, RolloutParameters):
+            params.memory.rollout_length = max(1, params.memory.rollout_length // WORKERS)
+
+
+def _batch_dataset(name: str) -> None:
+    """Record a batch preset's dataset under its dataset's name (uniform random actions in
+    its environment), unless it is there: batch presets share their datasets."""
     graph = load_preset(name).graph_manager
     assert isinstance(graph, BatchRLGraphManager)
-    record_random_dataset(graph, BATCH_DATASET_STEPS)
+    minari = Path(os.environ["MINARI_DATASETS_PATH"])
+    if not (minari / graph.batch_params.dataset).is_dir():
+        record_random_dataset(graph, BATCH_DATASET_STEPS)
 
 
 def run(
@@ -138,13 +164,15 @@ def run(
     resume: dict[str, Any] | None = None,
     stop: Callable[[GraphManager], bool] | None = None,
     prepare: Callable[[GraphManager], Any] | None = None,
+    more: dict[str, str] | None = None,
 ) -> GraphManager:
     """The tiny run of ``name`` in ``folder``, as ``coach -p NAME --save-memory`` makes it:
     checkpointed at its end, or when ``stop`` says after a step (as SIGINT stops it).
-    ``prepare`` is given the built graph before it runs."""
+    ``prepare`` is given the built graph before it runs; ``more`` overrides are set on top
+    of the tiny budget's."""
     if _is_batch(name):
-        _batch_dataset(name, Path(os.environ["MINARI_DATASETS_PATH"]))
-    preset = tiny(name)
+        _batch_dataset(name)
+    preset = tiny(name, more)
     if resume is None:
         folder.mkdir(parents=True)
         write_params(folder / "params.yaml", preset, SEED, [])
@@ -232,12 +260,6 @@ def test_resume_after_an_interrupt_during_an_evaluation_ends_as_never_stopped(
         assert rewards(folder) == rewards(whole), log
 
 
-def _refused_by_the_command(args: list[str], capsys: pytest.CaptureFixture[str]) -> str:
-    """The command's one error line for ``args``; it wrote nothing."""
-    line = refused(args, capsys)
-    return line
-
-
 @pytest.mark.parametrize("name", CASES)
 def test_rollout_workers_end_within_the_budget_and_the_learner_learns(
     name: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
@@ -248,6 +270,7 @@ def test_rollout_workers_end_within_the_budget_and_the_learner_learns(
         if isinstance(graph, AsynchronousGraphManager):
             graph.take_worker_options(WORKERS)
         else:
+            _blocks_over_workers(preset)
             graph = DistributedGraphManager(graph, DistributedParameters(num_workers=WORKERS))
     except CoachError as error:
         folder = tmp_path / "experiments"
@@ -321,7 +344,7 @@ def test_record_dataset_writes_a_dataset_that_loads_back(
         recorders.append(record_run(graph, dataset, f"coach -p {name}", evaluating=False))
         return recorders[-1]
 
-    run(name, tmp_path / "run", prepare=record)
+    run(name, tmp_path / "run", prepare=record, more=RECORDING.get(name))
     (recorder,) = recorders
     # A multi-agent level's episodes are recorded per agent id, each a dataset of its own.
     names = getattr(recorder, "names", {"": dataset})
