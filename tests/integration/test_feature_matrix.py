@@ -232,6 +232,15 @@ def _datasets(runs: Runs, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("MINARI_DATASETS_PATH", str(runs.minari))
 
 
+def test_every_agent_class_of_the_shipped_presets_is_in_a_family() -> None:
+    def classes(agents: str) -> set[str]:
+        return set(agents.split(" / "))
+
+    every = set().union(*(classes(describe(load_preset(n))[1]) for n in list_presets()))
+    covered = set().union(*(classes(family.split(" ", 1)[1]) for family in FAMILIES.values()))
+    assert covered == every
+
+
 def _in_first_evaluation(graph: GraphManager) -> bool:
     return graph.phase is RunPhase.EVALUATE and not graph.evaluations
 
