@@ -226,7 +226,12 @@ def run(
         elsewhere = graph is not preset.graph_manager or (
             opts.evaluate is None and _is_asynchronous(graph)
         )
-        check_recording(opts.record_dataset, distributed=elsewhere, graph=preset.graph_manager)
+        check_recording(
+            opts.record_dataset,
+            distributed=elsewhere,
+            graph=preset.graph_manager,
+            evaluating=opts.evaluate is not None,
+        )
     folder: ExperimentFolder | None = None
     if opts.resume is not None:
         assert checkpoint is not None

@@ -224,15 +224,23 @@ class BatchRLGraphManager(BasicRLGraphManager):
             lambda: first + (self.training_steps - trained) / per_epoch,
             leave=True,
         ):
-            while self.epoch < epochs:
+            # A run stopped during an evaluation resumes from the run as it was before it
+            # (its epochs counted): the evaluation runs again first, whole.
+            if self._evaluation_due(period):
+                self.evaluation_period(schedule.evaluation_steps)
+            while self.epoch < epochs and not self.stopped_early:
                 self.train_epoch()
                 self.off_policy_evaluation()
-                if schedule.evaluation_steps.num_steps > 0 and self.epoch % period == 0:
+                if self._evaluation_due(period):
                     self.evaluation_period(schedule.evaluation_steps)
                 if self._checkpoints is not None and self._checkpoints.due(self.env_steps):
                     self.save_checkpoint()
-                if self.stopped_early:
-                    return
+
+    def _evaluation_due(self, period: int) -> bool:
+        """Whether the real evaluation after the epochs done (one every ``period``) is yet
+        to run."""
+        evaluating = self.schedule_params.evaluation_steps.num_steps > 0
+        return evaluating and len(self.evaluations) < self.epoch // period
 
     def _steps_per_epoch(self) -> int:
         """The gradient steps of one pass over the dataset: |dataset| / batch_size."""

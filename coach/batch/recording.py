@@ -16,7 +16,8 @@ A dataset logs a behaviour key for every step or for none (`shared_behaviour`): 
 uniform random actions have a density (a probability per action, or the log of one over a
 bounded Box's volume), but a deterministic actor exploring with noise (DDPG, TD3, NAF; OU
 noise carries state from step to step, clipping puts mass on the bounds) has none of the
-observation alone, so its episodes log none. A key that some episodes lack is of no use to
+observation alone, so its episodes log none (an episode that heatup began and training
+ended logs none either). A key that some episodes lack is of no use to
 what reads it (importance weights need the behaviour of every step), and the episodes
 themselves are what an offline learner wants: the key is dropped from every episode, and
 the run's log says so. Recording takes a graph of one level (`check_recording`): the actions
@@ -96,7 +97,12 @@ class _OpenEpisode:
             rewards=np.asarray(self.rewards, dtype=np.float64),
             terminations=np.asarray(self.terminations, dtype=bool),
             truncations=np.asarray(self.truncations, dtype=bool),
-            behaviour={k: np.stack(v) for k, v in self.behaviour.items()},
+            # An episode logs a behaviour key when every one of its steps does: one that
+            # heatup began and the agent's own actions carried on logs it for heatup's steps
+            # alone (a deterministic actor's noisy actions have no density).
+            behaviour={
+                k: np.stack(v) for k, v in self.behaviour.items() if len(v) == len(self.actions)
+            },
         )
 
 
@@ -217,10 +223,14 @@ class EpisodeRecorder:
         )
 
 
-def check_recording(name: str, distributed: bool, graph: Any = None) -> None:
+def check_recording(
+    name: str, distributed: bool, graph: Any = None, evaluating: bool = False
+) -> None:
     """Refuse, before a run starts, a recording it could not make: into an existing or
-    invalid dataset ``name``, of a run whose rollout workers act elsewhere, or of a
-    hierarchy (``graph``: the preset's graph manager, not yet built)."""
+    invalid dataset ``name``, of a run whose rollout workers act elsewhere, of a hierarchy
+    (``graph``: the preset's graph manager, not yet built), or of batch RL's training, which
+    learns from a dataset without acting (its ``evaluating`` runs, ``--evaluate``, act)."""
+    from coach.batch.graph_manager import BatchRLGraphManager
     from coach.graph_managers.hrl import HRLGraphManager
 
     if distributed:
@@ -233,6 +243,11 @@ def check_recording(name: str, distributed: bool, graph: Any = None) -> None:
             f"--record-dataset records a graph of one level; this preset's is a hierarchy of "
             f"{len(graph.agent_params)} levels, whose bottom level acts on goals of the level "
             f"above that the dataset's observations would not hold"
+        )
+    if isinstance(graph, BatchRLGraphManager) and not evaluating:
+        raise CoachError(
+            "--record-dataset records the episodes a run acts; batch RL learns from its "
+            "dataset without acting: record its evaluation with --evaluate N -crd CHECKPOINT"
         )
     check_new_dataset(name)
 
