@@ -63,6 +63,9 @@ class Agent:
 
     recurrent: ClassVar[bool] = False
     """Whether the algorithm learns recurrent networks (over stored sequences)."""
+    not_on_workers: ClassVar[str | None] = None
+    """Why the algorithm cannot learn from steps that rollout workers acted (``-n``), where
+    it cannot: ``coach -n`` refuses it, with this reason, before anything runs."""
 
     def __init__(
         self,

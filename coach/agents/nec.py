@@ -22,7 +22,7 @@ average of the values of the key's nearest neighbours in action a's dictionary.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 import torch
@@ -167,6 +167,11 @@ def n_step_returns(
 
 class NECAgent(HoldsEpisodes, QAgent):
     """Neural Episodic Control: Q-values looked up in a dictionary per action."""
+
+    not_on_workers: ClassVar[str | None] = (
+        "its dictionaries are filled from the episodes the agent acts itself, and a learner "
+        "takes its workers' episodes into its replay alone; it learns nothing there"
+    )
 
     params: NECAgentParameters
     algorithm: NECAlgorithmParameters

@@ -93,6 +93,15 @@ class DistributedGraphManager(WorkersGraphManager):
         # An on-policy learner learns from the blocks of every worker together, and the
         # agents that learn from blocks have theirs collected together.
         self.graph.validate(workers=self.params.num_workers)
+        roots = self.graph.parameters()
+        every = roots["agents"] if isinstance(roots.get("agents"), dict) else {}
+        for name, params in {**every, "agent": roots.get("agent")}.items():
+            reason = params.agent_class().not_on_workers if params is not None else None
+            if reason is not None:
+                raise CoachError(
+                    f"{params.agent_class().__name__} ({name}) cannot learn from rollout "
+                    f"workers (-n): {reason}"
+                )
         agents = self.graph.parameters().get("agents")
         if isinstance(agents, dict):
             memories = {name: params.memory for name, params in agents.items()}
