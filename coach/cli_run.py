@@ -17,18 +17,18 @@ import traceback
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeGuard
+from typing import TYPE_CHECKING, Any
 
 import click
 import numpy as np
 
 from coach.cli_options import EXIT_INTERRUPTED
+from coach.cli_workers import distribute, is_asynchronous
 from coach.errors import CoachError
 from coach.experiment import ExperimentFolder, experiment_dir, write_params
 
 if TYPE_CHECKING:  # imported when a run starts, not for --help
     from coach.graph_managers.graph_manager import GraphManager
-    from coach.parallel.asynchronous import AsynchronousGraphManager
 
 EXIT_INTERNAL = 1
 
@@ -81,6 +81,7 @@ def _prepare(opts: RunOptions) -> tuple[Any, dict[str, Any] | None]:
     """The preset (overrides applied) and the checkpoint to start from: everything that can
     be wrong with the command line is found here, before anything is written."""
     from coach.checkpoints import load_checkpoint
+    from coach.cli_resume import check_unchanged
     from coach.parameters import apply_overrides
     from coach.presets import load_preset, presets_dir
     from coach.trust import AllowedImports, FileSource, check_preset_spec
@@ -120,7 +121,7 @@ def _prepare(opts: RunOptions) -> tuple[Any, dict[str, Any] | None]:
         )
     if opts.resume is not None:
         assert checkpoint is not None
-        _check_unchanged(checkpoint, roots, opts)
+        check_unchanged(checkpoint, roots, opts.resume, opts.custom_parameters)
     saved = checkpoint.get("level") if checkpoint is not None else None
     if checkpoint is not None and saved is not None:
         from coach.environments.levels import same_level  # the level sets: only when restoring
@@ -143,23 +144,6 @@ def _prepare(opts: RunOptions) -> tuple[Any, dict[str, Any] | None]:
     return preset, checkpoint
 
 
-def _check_unchanged(checkpoint: dict[str, Any], roots: dict[str, Any], opts: RunOptions) -> None:
-    """Refuse to resume a run whose parameters are no longer what its checkpoint trained
-    with (its params.yaml edited), unless this command line's ``-cp`` asks for each change."""
-    from coach.graph_managers.run_state import describe_changes, parameter_changes, unasked_changes
-    from coach.parameters import parse_override
-
-    asked = tuple(parse_override(text)[0] for text in opts.custom_parameters)
-    unasked = unasked_changes(parameter_changes(checkpoint, roots), asked)
-    if unasked:
-        first = next(iter(unasked))
-        raise CoachError(
-            f"{opts.resume}/params.yaml is not what {checkpoint['path']} trained with: "
-            f"{describe_changes(unasked)}; resume with the parameters it trained with, or ask "
-            f"for the change with -cp {first}=VALUE on --resume"
-        )
-
-
 def _install_signal_handlers(graph: Any) -> None:
     """The first Ctrl-C (or SIGTERM) stops the run after its current step, with a checkpoint;
     a second one stops it at once."""
@@ -175,40 +159,6 @@ def _install_signal_handlers(graph: Any) -> None:
     signal.signal(signal.SIGTERM, handler)
 
 
-def _distribute(graph: GraphManager, opts: RunOptions) -> GraphManager:
-    """``graph`` as it is, or its learner when any worker option is given (``-n``,
-    ``--backend ray``, ``--ray-address``, ``-ew``); an asynchronous preset's graph with its
-    workers set by those options."""
-    asked = (
-        opts.num_workers is not None
-        or opts.backend != "local"
-        or opts.ray_address
-        or opts.evaluation_worker
-    )
-    if _is_asynchronous(graph):
-        options = (opts.num_workers, opts.backend, opts.ray_address, opts.evaluation_worker)
-        graph.take_worker_options(*options)
-        return graph
-    if not asked:
-        return graph
-    from coach.parallel.distributed import DistributedGraphManager
-    from coach.parallel.parameters import DistributedParameters
-
-    params = DistributedParameters(
-        num_workers=opts.num_workers if opts.num_workers is not None else 1,
-        backend=opts.backend,
-        ray_address=opts.ray_address,
-        evaluation_worker=opts.evaluation_worker,
-    )
-    return DistributedGraphManager(graph, params)
-
-
-def _is_asynchronous(graph: GraphManager) -> TypeGuard[AsynchronousGraphManager]:
-    from coach.parallel.asynchronous import AsynchronousGraphManager
-
-    return isinstance(graph, AsynchronousGraphManager)
-
-
 def run(
     opts: RunOptions, watch: Callable[[GraphManager], None] | None = None, signals: bool = True
 ) -> int:
@@ -218,13 +168,19 @@ def run(
     before it runs (a group follows its seeds so); without ``signals`` the run leaves
     SIGINT and SIGTERM alone (its group stops it through ``graph.stop_requested``)."""
     preset, checkpoint = _prepare(opts)
-    graph = _distribute(preset.graph_manager, opts)  # a bad -n fails before anything is written
+    graph = distribute(
+        preset.graph_manager,
+        opts.num_workers,
+        opts.backend,
+        opts.ray_address,
+        opts.evaluation_worker,
+    )  # a bad -n fails before anything is written
     if opts.record_dataset is not None:  # refused before the run, not after it
         from coach.batch.recording import check_recording
 
         # Asynchronous workers train elsewhere; this process only evaluates.
         elsewhere = graph is not preset.graph_manager or (
-            opts.evaluate is None and _is_asynchronous(graph)
+            opts.evaluate is None and is_asynchronous(graph)
         )
         check_recording(
             opts.record_dataset,
@@ -277,18 +233,6 @@ def run(
         raise
 
 
-def _device_and_threads(opts: RunOptions, resumed: dict[str, Any] | None) -> tuple[str, int]:
-    """The torch device and CPU threads of a run: those given, else those the resumed run
-    had (its numbers depend on them), else cpu and 1."""
-    from coach.cli_options import available_devices
-
-    saved = resumed or {}
-    device = opts.device or saved.get("device") or "cpu"
-    if opts.device is None and device not in available_devices():
-        raise CoachError(f"this run trained on {device}, which this machine lacks: give --device")
-    return device, opts.threads or saved.get("threads") or 1
-
-
 def _start(
     graph: Any,
     preset: Any,
@@ -299,16 +243,14 @@ def _start(
 ) -> Any:
     """Write params.yaml, build the graph and restore what it starts from; returns the
     dataset recorder of ``--record-dataset``, if any."""
+    from coach.cli_resume import changes_asked_for, device_and_threads
     from coach.graph_managers.parameters import RunContext
-    from coach.graph_managers.run_state import describe_changes, parameter_changes
-    from coach.parameters import flatten
+    from coach.parameter_tree import flatten
 
     resuming = opts.resume is not None
-    device, threads = _device_and_threads(opts, checkpoint if resuming else None)
-    parameters = preset.graph_manager.parameters()
-    # Asked for on this command line (`_check_unchanged` refused any other).
-    changes = parameter_changes(checkpoint, parameters) if resuming and checkpoint else {}
-    changed = describe_changes(changes, most=len(changes)) if changes else None
+    resumed = checkpoint if resuming else None
+    device, threads = device_and_threads(opts.device, opts.threads, resumed)
+    changed = changes_asked_for(resumed, preset.graph_manager.parameters())
     if not resuming or opts.custom_parameters:
         write_params(
             directory / "params.yaml",

@@ -136,7 +136,7 @@ def write_params(
 
     ``changed_on_resume`` says which parameters a resume changed from what the run had
     trained with (as ``-cp`` asked), for the record in the file's header."""
-    from coach.parameters import flatten
+    from coach.parameter_tree import flatten
 
     settable, fixed = flatten(preset.graph_manager.parameters())
     # The spec builds the preset again from any folder (a user's file by its absolute path);

@@ -2,7 +2,7 @@
 
 A parameter dataclass checks its own fields in a ``validate()`` method, placed right after
 its fields, with the functions here. A failed check raises `InvalidParameter`, which names
-the field as the dataclass knows it (``discount``); `coach.parameters.validate_parameters`
+the field as the dataclass knows it (``discount``); `coach.parameter_tree.validate_parameters`
 runs every ``validate()`` of a parameter tree and puts the path from the root in front, so
 that the user reads ``agent.algorithm.discount must be in [0, 1], got 1.5``. A graph runs
 them when it is built (`GraphManager.validate`), and the command line before it writes

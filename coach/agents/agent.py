@@ -26,6 +26,7 @@ import torch
 from gymnasium import spaces
 
 from coach.agents.acting import Policy
+from coach.agents.agent_state import agent_state, restore_agent
 from coach.agents.hidden_state import recurrent_extras
 from coach.agents.learning import Clock, Learner, round_mean
 from coach.agents.log import AgentLog, NullLog, log_ended_episodes
@@ -34,11 +35,7 @@ from coach.agents.parameters import AgentParameters
 from coach.agents.slots import begin_rows, named_slots, observe_rows
 from coach.core.run_phase import EVALUATE, TRAIN, RunPhase
 from coach.core.types import ActionInfo, EnvResponse, Observation, Transition, any_set
-from coach.errors import CoachError
 from coach.networks.network_wrapper import NetworkWrapper
-
-COUNTERS = ("env_steps", "training_env_steps", "training_rounds", "training_steps", "episodes")
-"""An agent's clocks, as its checkpoints keep them."""
 
 
 class Agent:
@@ -368,44 +365,12 @@ class Agent:
         self.learner.end_round(self.clock())
         return {name: round_mean(values) for name, values in losses.items()}
 
-    # -- checkpoints ------------------------------------------------------------------------
+    # -- checkpoints (`coach.agents.agent_state`) ------------------------------------------
 
     def state_dict(self, include_memory: bool = False) -> dict[str, Any]:
-        """Networks, optimizers, filters, the policy (exploration), the learner, counters,
-        generators and the current state; the memory's contents only when asked."""
-        return {
-            "memory": self.memory.state_dict() if include_memory and self.memory else None,
-            "rng": self.rng.bit_generator.state,
-            "torch_rng": self.torch_generator.get_state(),
-            "current_state": self.state,
-            "networks": {name: net.state_dict() for name, net in self.networks.items()},
-            "input_filter": self.input_filter.state_dict(),
-            "output_filter": self.output_filter.state_dict(),
-            "policy": self.policy.state_dict(),
-            "learner": self.learner.state_dict() if self.learner is not None else {},
-            "counters": {name: getattr(self, name) for name in COUNTERS},
-        }
+        """What a checkpoint holds of the agent (`agent_state`)."""
+        return agent_state(self, include_memory)
 
     def load_state_dict(self, state: dict[str, Any], episodes_in_flight: bool = True) -> None:
-        """Restore what `state_dict` returned; the current state only with
-        ``episodes_in_flight`` (when the environment's episodes were restored too)."""
-        if set(state["networks"]) != set(self.networks):
-            raise CoachError(
-                f"the checkpoint has networks {sorted(state['networks'])}, agent {self.name!r} "
-                f"has {sorted(self.networks)}"
-            )
-        if state.get("memory") is not None and self.memory is not None:
-            self.memory.load_state_dict(state["memory"])
-        self.rng.bit_generator.state = state["rng"]
-        self.torch_generator.set_state(state["torch_rng"])
-        if episodes_in_flight:
-            self.state = state["current_state"]
-        for name, net in self.networks.items():
-            net.load_state_dict(state["networks"][name])
-        self.input_filter.load_state_dict(state["input_filter"])
-        self.output_filter.load_state_dict(state["output_filter"])
-        self.policy.load_state_dict(state["policy"])
-        if self.learner is not None:
-            self.learner.load_state_dict(state["learner"])
-        for name, value in state["counters"].items():
-            setattr(self, name, int(value))
+        """Restore what `state_dict` returned (`restore_agent`)."""
+        restore_agent(self, state, episodes_in_flight)

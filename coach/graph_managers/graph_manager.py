@@ -42,7 +42,7 @@ from coach.graph_managers.run_state import RunProgress, restore_run, run_state, 
 from coach.level_manager import Level
 from coach.logging.experiment_logger import ExperimentLogger
 from coach.logging.video import EvaluationVideo
-from coach.parameters import validate_parameters
+from coach.parameter_tree import validate_parameters
 
 
 class GraphManager(ABC):
@@ -213,9 +213,8 @@ class GraphManager(ABC):
         report = self.report
         report.restart()
         step = self.top_level.step
-        checkpoints = self._checkpoints
         # Checkpoints are not taken inside an evaluation (the phase is set for the whole run).
-        checkpoints = checkpoints if self._phase is not EVALUATE else None
+        checkpoints = self._checkpoints if self._phase is not EVALUATE else None
         while count() < end:
             response = step()
             if on_response is not None and on_response(response):
@@ -243,22 +242,14 @@ class GraphManager(ABC):
         self._run(steps)
 
     def evaluate(self, steps: StepUnit) -> EvaluationResult:
-        """Act greedily for ``steps`` on fresh episodes; nothing is stored or trained.
-
-        An episode budget is split evenly over the env copies (see `EvaluationEpisodes`).
-        """
-        if not self.fresh_episodes:
-            # The training episodes in flight stop here, before the snapshot: what the agents
-            # held back of them (n-step windows, held episodes) reaches the memories now, so
-            # that the snapshot's agents and the memories as they are at a checkpoint during
-            # the evaluation (which stores nothing) agree.
+        """Act greedily for ``steps`` on fresh episodes, nothing stored or trained; an episode
+        budget is split evenly over the env copies (see `EvaluationEpisodes`)."""
+        if not self.fresh_episodes:  # what agents held back of them is stored before the snapshot
             for level in self.levels:
                 level.end_episodes()
         if self._checkpoints is not None or self.logger is not None:
             # What a checkpoint taken during the evaluation holds: the run as it was before
-            # it. A copy: acting greedily changes some of it in place (a noisy layer's noise,
-            # the last use of a DND's entries), and the evaluation run again on resume must
-            # start from it as it was.
+            # it, copied (greedy acting changes noisy layers' noise and a DND's use in place).
             self._snapshot = copy.deepcopy(self.state_dict())
         self.phase = RunPhase.EVALUATE
         self.fresh_episodes = True
@@ -386,10 +377,9 @@ class GraphManager(ABC):
         directory = self.context.experiment_dir
         if directory is None:
             return None
-        if self._phase is RunPhase.EVALUATE and self._snapshot is not None:
-            state = self._snapshot
-            if self.context.save_memory:
-                state = with_memories(state, self.levels)
+        snapshot = self._snapshot if self._phase is RunPhase.EVALUATE else None
+        if snapshot is not None:  # the evaluation stores nothing: the memories are as before
+            state = with_memories(snapshot, self.levels) if self.context.save_memory else snapshot
         else:
             state = self.state_dict(include_memory=self.context.save_memory)
         path = save_checkpoint(

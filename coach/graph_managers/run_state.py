@@ -21,7 +21,7 @@ from coach.graph_managers.evaluation import EvaluationResult
 from coach.graph_managers.parameters import RunContext
 from coach.level_manager import Level
 from coach.logging.experiment_logger import ExperimentLogger
-from coach.parameters import flatten
+from coach.parameter_tree import flatten
 
 
 @dataclass(slots=True)
@@ -91,7 +91,7 @@ NOT_COMPARED = ("environment.render_mode",)
 
 def trained_parameters(parameters: dict[str, Any]) -> dict[str, Any]:
     """The parameters a checkpoint records as what the run trained with: every settable
-    value (`coach.parameters.flatten`), as ``params.yaml`` holds them."""
+    value (`coach.parameter_tree.flatten`), as ``params.yaml`` holds them."""
     settable, _ = flatten(parameters)
     return {path: _as_yaml(value) for path, value in settable.items() if path not in NOT_COMPARED}
 

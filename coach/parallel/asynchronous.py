@@ -51,7 +51,7 @@ from coach.parallel.hogwild import SharedWeights, target_schedule
 from coach.parallel.parameters import AsynchronousParameters
 from coach.parallel.pool import WorkerPool
 from coach.parallel.worker import RunsOnWorkers, WorkerSpec
-from coach.parameters import validate_parameters
+from coach.parameter_tree import validate_parameters
 
 NOT_REPRODUCIBLE = (
     "asynchronous training does not reproduce the same numbers for the same seed: the "

@@ -255,8 +255,12 @@ def test_a_run_of_a_preset_file_repeats_and_resumes_from_its_params_yaml_anywher
     assert (params["preset"], params["name"]) == (str(preset.resolve()), "My_DQN")
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
-    again = coach("-p", str(run / "params.yaml"), "-e", "again", cwd=elsewhere)
+    # params.yaml names the preset file, which runs only where its user allows it.
+    refused = coach("-p", str(run / "params.yaml"), "-e", "again", cwd=elsewhere)
+    assert refused.returncode == 2 and f"--allow-import {preset.resolve()}" in refused.stderr
+    allowed = ("--allow-import", str(preset))
+    again = coach("-p", str(run / "params.yaml"), "-e", "again", *allowed, cwd=elsewhere)
     assert again.returncode == 0, again.stderr
     assert rewards(experiment(elsewhere / "experiments", "again")) == rewards(run)
-    resumed = coach("--resume", str(run), cwd=elsewhere)
+    resumed = coach("--resume", str(run), *allowed, cwd=elsewhere)
     assert resumed.returncode == 0, resumed.stderr

@@ -25,7 +25,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from coach.parameters import flatten
+from coach.parameter_tree import flatten
 from coach.presets import load_preset
 from tests.integration.coach_cli import COMMAND, ENV, TINY, coach, experiment
 

@@ -119,7 +119,8 @@ def test_a_preset_written_from_the_docs_on_simple_adversary_resumes_exactly(
     assert torch.load(find_checkpoint(run), weights_only=True)["environment"] is not None
     assert rewards(run) != rewards(reference)  # it did stop early
 
-    resumed = coach("--resume", str(run), "--save-memory", cwd=tmp_path)
+    preset = str(tmp_path / "Adversary_Mixed.py")  # its params.yaml names it: allowed here
+    resumed = coach("--resume", str(run), "--save-memory", "--allow-import", preset, cwd=tmp_path)
     assert resumed.returncode == 0, resumed.stderr
     assert "restart" not in (run / "log.txt").read_text()  # the episodes in flight went on
     assert rewards(run) == rewards(reference)

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from tests.integration.coach_cli import ENV, TINY, coach, experiment, rewards
+from tests.integration.coach_cli import ENV, TINY, coach, experiment, overriding, rewards
 from tests.unit.test_trust import MARKER_ENV, MARKER_PRESET
 
 LEVEL = "trust_marker_env:Marked"
@@ -37,9 +37,9 @@ def _marked_run(folder: Path) -> Path:
     """A run made with the marker environment given on the command line (trusted), its
     marker then removed: the run folder someone hands over (with an evaluation to plot)."""
     marker = folder / "made"
+    one_episode = ["-cp", "schedule.evaluation_steps=EnvironmentEpisodes(1)"]
     result = coach(
-        "-p", "CartPole_DQN", "-ep", "exp", "-q", *TINY,
-        "-cp", "schedule.evaluation_steps=EnvironmentEpisodes(1)",
+        "-p", "CartPole_DQN", "-ep", "exp", "-q", *overriding(TINY, one_episode),
         "-cp", f"environment.level={LEVEL}",
         "-cp", f"environment.kwargs={{'marker': '{marker}'}}",
         cwd=folder,

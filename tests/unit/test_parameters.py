@@ -16,9 +16,9 @@ from coach.errors import CoachError
 from coach.filters.filter import ObservationFilter
 from coach.graph_managers.parameters import ScheduleParameters
 from coach.networks.parameters import MiddlewareParameters, NetworkParameters
+from coach.parameter_tree import flatten, validate_parameters
 from coach.parameters import (
     apply_overrides,
-    flatten,
     get_parameter,
     parse_override,
     parse_value,
@@ -567,7 +567,7 @@ def test_a_network_becomes_recurrent_by_an_override_and_its_record_replays() -> 
     set_parameter(base, "agent.network_wrappers.main.middleware.recurrent.size", "7")
     with pytest.raises(CoachError, match=r"recurrent\.size must be"):
         set_parameter(base, "agent.network_wrappers.main.middleware.recurrent.size", "0")
-        parameters.validate_parameters(base)
+        validate_parameters(base)
 
 
 def test_a_value_that_does_not_parse_is_refused_with_the_reason() -> None:

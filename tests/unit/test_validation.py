@@ -1,4 +1,4 @@
-"""Unit tests for coach/validation.py and `coach.parameters.validate_parameters`: every
+"""Unit tests for coach/validation.py and `coach.parameter_tree.validate_parameters`: every
 parameter dataclass refuses the values it cannot run with, named by their path from the root,
 when a graph is validated or built (before anything is built or written)."""
 
@@ -24,7 +24,8 @@ from coach.graph_managers.parameters import RunContext
 from coach.networks.parameters import InputEmbedderParameters
 from coach.parallel.distributed import DistributedGraphManager
 from coach.parallel.parameters import DistributedParameters
-from coach.parameters import set_parameter, validate_parameters
+from coach.parameter_tree import validate_parameters
+from coach.parameters import set_parameter
 from coach.presets import list_presets, load_preset
 from coach.schedules import ConstantSchedule, LinearSchedule, PieceWiseSchedule
 from coach.validation import InvalidParameter, number, steps, whole

@@ -13,7 +13,7 @@ from coach.core.run_phase import RunPhase
 from coach.core.step_units import EnvironmentSteps, TrainingSteps
 from coach.core.types import Batch
 from coach.errors import CoachError
-from coach.parameters import validate_parameters
+from coach.parameter_tree import validate_parameters
 
 OBSERVATION_SPACE = spaces.Dict(
     {"observation": spaces.Box(-1.0, 1.0, shape=(4,), dtype=np.float32)}

@@ -21,7 +21,8 @@ from coach.core.types import ActionInfo, EnvResponse, Transition
 from coach.environments.parameters import GymEnvironmentParameters
 from coach.errors import CoachError
 from coach.memories.rollout import Rollout
-from coach.parameters import set_parameter, validate_parameters
+from coach.parameter_tree import validate_parameters
+from coach.parameters import set_parameter
 from tests.unit.agents.seeded import after_run, main_weights, short_schedule
 
 OBSERVATION_SPACE = spaces.Dict(
