@@ -24,6 +24,7 @@ GROUPS = {
     "coach.filters": "Filters",
     "coach.schedules": "Parameter schedules",
     "coach.presets": "Presets and errors",
+    "coach.preset_validation": "Presets and errors",
     "coach.errors": "Presets and errors",
 }
 """The API page's sections, by the module prefix of where a name is defined."""

@@ -36,7 +36,7 @@ from tests.integration.coach_cli import TINY
 from tests.unit.test_trust import MARKER_ENV, MARKER_PRESET
 
 FUZZ = settings(
-    max_examples=int(os.environ.get("COACH_FUZZ_EXAMPLES", "15")),
+    max_examples=int(os.environ.get("COACH_FUZZ_EXAMPLES", "8")),
     deadline=None,
     derandomize=True,
     database=None,
