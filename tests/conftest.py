@@ -1,9 +1,9 @@
 """Test-suite wide settings for the parallel suite (``make test`` runs ``pytest -n N --dist
 loadgroup``, N one more than the cores):
 
-- tests that start or join a Ray runtime (and the CLI fuzz, which may name one) run one after
-  another in a single worker, since Ray runtimes on one machine share ports and
-  ``--ray-address auto`` finds whichever is up;
+- tests that start or join a Ray runtime run one after another in a single worker, since Ray
+  runtimes on one machine share ports and ``--ray-address auto`` finds whichever is up (the
+  fuzz tests never start one: their generated options leave ``--backend ray`` out);
 - tests that share a module- or session-scoped fixture of the suite's own (a run made once and
   read by several tests) run in one worker, so that the fixture is made once, not once per
   worker that takes one of them."""
@@ -19,7 +19,7 @@ _RAY = re.compile(r"(?<![a-z])ray(?![a-z])")
 
 def _in_ray_group(item: pytest.Item) -> bool:
     nodeid = item.nodeid.lower()
-    return bool(_RAY.search(nodeid)) or "fuzz" in nodeid
+    return bool(_RAY.search(nodeid))
 
 
 def _shared_fixture(item: pytest.Item) -> str | None:
