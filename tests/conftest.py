@@ -45,6 +45,14 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
             shared = _shared_fixture(item)
             if shared is not None:
                 item.add_marker(pytest.mark.xdist_group(shared))
-    # The group is the longest unit of work (minutes, on one worker): handed out first, the
-    # other worker takes the rest around it instead of waiting for it at the end.
-    items.sort(key=lambda item: not _in_ray_group(item))  # stable: order kept otherwise
+    # Longest first: a group is one worker's for as long as all its tests take (the Ray group
+    # minutes, a shared fixture's tens of seconds), so the groups are handed out first, the
+    # Ray group before them, and the single tests fill the workers around them instead of a
+    # group starting late and the others waiting for it at the end.
+    items.sort(key=_order)  # stable: collection order kept within each kind
+
+
+def _order(item: pytest.Item) -> int:
+    if _in_ray_group(item):
+        return 0
+    return 1 if item.get_closest_marker("xdist_group") is not None else 2
