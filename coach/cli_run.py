@@ -12,25 +12,21 @@ from __future__ import annotations
 import contextlib
 import signal
 import sys
-import time
-import traceback
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import click
 import numpy as np
 
 from coach.cli_options import EXIT_INTERRUPTED
 from coach.cli_workers import distribute, is_asynchronous
 from coach.errors import CoachError
 from coach.experiment import ExperimentFolder, experiment_dir, write_params
+from coach.run_failures import append_to_log, failed_run
 
 if TYPE_CHECKING:  # imported when a run starts, not for --help
     from coach.graph_managers.graph_manager import GraphManager
-
-EXIT_INTERNAL = 1
 
 
 @dataclass(slots=True)
@@ -212,7 +208,7 @@ def run(
         raise
     except Exception as error:
         _close(graph)
-        return _internal_error(error, directory)
+        return failed_run(error, directory)
     except BaseException:
         _close(graph)
         raise
@@ -223,11 +219,11 @@ def run(
         return _drive(graph, opts, directory, recorder)
     except CoachError as error:
         _close(graph)
-        _append_to_log(directory, f"coach: error: {error}")
+        append_to_log(directory, f"coach: error: {error}")
         raise
     except Exception as error:
         _close(graph)
-        return _internal_error(error, directory)
+        return failed_run(error, directory)
     except BaseException:
         _close(graph)  # whatever went wrong, what was logged so far reaches the disk
         raise
@@ -293,6 +289,7 @@ def _start(
             {"preset": preset.name, "seed": run_seed, **settable},
             ["Evaluation/mean_reward"],
         )
+    logger.info(_agent_classes(preset.graph_manager.parameters()))
     if opts.open_dashboard:
         from coach.logging.dashboard import start_dashboard
 
@@ -369,24 +366,12 @@ def _close(graph: Any) -> None:
         graph.close()
 
 
-def _append_to_log(directory: Path, text: str) -> Path:
-    """Add ``text`` to the run's log.txt (its logger is closed by now)."""
-    log = directory / "log.txt"
-    with open(log, "a") as f:
-        f.write(f"{time.strftime('%H:%M:%S')} {text}\n")
-    return log
+def _agent_classes(roots: dict[str, Any]) -> str:
+    """The log's line of the agent classes a run builds (``agent: module.Class``, or one
+    ``path module.Class`` pair for each agent of a graph of several)."""
+    from coach.agents.parameters import agent_classes
 
-
-def _internal_error(error: Exception, directory: Path) -> int:
-    """Report an error of Coach itself (not of what the user asked): the traceback goes to
-    the run's log.txt, the console gets one line pointing there."""
-    trace = "".join(traceback.format_exception(error)).rstrip()
-    try:
-        log = _append_to_log(directory, f"internal error:\n{trace}")
-    except OSError:  # the folder cannot take it: the console is the only place left
-        click.echo(trace, err=True)
-        return EXIT_INTERNAL
-    lines = str(error).strip().splitlines()
-    what = f"{type(error).__name__}: {lines[0]}" if lines else type(error).__name__
-    click.echo(f"coach: internal error: {what}; the traceback is in {log}", err=True)
-    return EXIT_INTERNAL
+    classes = agent_classes(roots)
+    if list(classes) == ["agent"]:
+        return f"agent class: {classes['agent']}"
+    return "agent classes: " + ", ".join(f"{path} {name}" for path, name in classes.items())

@@ -136,9 +136,11 @@ def write_params(
 
     ``changed_on_resume`` says which parameters a resume changed from what the run had
     trained with (as ``-cp`` asked), for the record in the file's header."""
+    from coach.agents.parameters import agent_classes
     from coach.parameter_tree import flatten
 
-    settable, fixed = flatten(preset.graph_manager.parameters())
+    roots = preset.graph_manager.parameters()
+    settable, fixed = flatten(roots)
     # The spec builds the preset again from any folder (a user's file by its absolute path);
     # the name is what the run went by (its checkpoints and curves), where the two differ.
     spec = preset.spec or preset.name
@@ -149,6 +151,7 @@ def write_params(
         "seed": seed,
         "parameters": settable,
         "fixed": fixed,
+        "agent_classes": agent_classes(roots),  # a record: the preset builds them
         "versions": versions(),
     }
     header = (

@@ -171,6 +171,10 @@ def _load_python(path: Path) -> Preset:
     return _from_module(_exec_file(path, module_name), path.stem, str(path), str(path.resolve()))
 
 
+RECORDS = ("name", "fixed", "agent_classes", "versions")
+"""What a run's params.yaml records beside its parameters (only the name is read back)."""
+
+
 def _load_yaml(
     path: Path, allowed: AllowedImports, depth: int = 0, base_spec: str | None = None
 ) -> Preset:
@@ -179,11 +183,11 @@ def _load_yaml(
     document = read_yaml(path)
     if not isinstance(document, dict) or "preset" not in document:
         raise CoachError(f"{path}: a YAML preset is a mapping with a 'preset' key (the base)")
-    unknown = set(document) - {"preset", "seed", "parameters", "fixed", "versions", "name"}
+    unknown = set(document) - {"preset", "seed", "parameters", *RECORDS}
     if unknown:
         raise CoachError(
             f"{path}: unknown keys {sorted(unknown)}; valid: preset, seed, parameters (and "
-            f"name, fixed, versions, which a run's params.yaml holds)"
+            f"{', '.join(RECORDS)}, which a run's params.yaml holds)"
         )
     if base_spec is not None:  # given by the user: as the command line names presets
         base = load_preset(base_spec, allowed, _depth=depth + 1)

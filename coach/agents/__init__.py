@@ -12,7 +12,7 @@ from coach.agents.clipped_ppo import ClippedPPOAgent, ClippedPPOAgentParameters
 from coach.agents.ddpg import DDPGAgent, DDPGAgentParameters
 from coach.agents.ddqn import DDQNAgentParameters
 from coach.agents.dfp import DFPAgent, DFPAgentParameters
-from coach.agents.dqn import DQNAgent, DQNAgentParameters, DQNAlgorithmParameters
+from coach.agents.dqn import DQNAgent, DQNAgentParameters, DQNAlgorithmParameters, DQNLearner
 from coach.agents.learning import Learner
 from coach.agents.mmc import MMCAgent, MMCAgentParameters
 from coach.agents.n_step_q import NStepQAgentParameters, RolloutNStepQAgentParameters
@@ -50,6 +50,7 @@ __all__ = [
     "DQNAgent",
     "DQNAgentParameters",
     "DQNAlgorithmParameters",
+    "DQNLearner",
     "Learner",
     "MMCAgent",
     "MMCAgentParameters",

@@ -19,7 +19,7 @@ from __future__ import annotations
 import copy
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 import torch
@@ -99,7 +99,9 @@ def default_networks() -> dict[str, NetworkParameters]:
 
 @dataclass(slots=True, kw_only=True)
 class OnPolicyAgentParameters(AgentParameters):
-    """An on-policy agent's parameters."""
+    """An on-policy agent's parameters: the base of each on-policy algorithm's."""
+
+    abstract: ClassVar[bool] = True
 
     algorithm: OnPolicyAlgorithmParameters = field(default_factory=OnPolicyAlgorithmParameters)
     """The algorithm's parameters (``batch_size`` is the minibatch size)."""

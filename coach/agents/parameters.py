@@ -2,16 +2,21 @@
 of the tree a preset writes and ``-cp`` overrides reach (``agent.algorithm.discount``).
 
 Every algorithm's parameters derive from `AgentParameters` beside its agent
-(`DQNAgentParameters` in `coach.agents.dqn`) and name the agent they build (`agent_class`).
+(`DQNAgentParameters` in `coach.agents.dqn`) and name the agent they build (`agent_class`),
+each class for itself: a subclass that inherited its parent's ``agent_class`` would train
+the parent's algorithm, whatever fields it adds, so making one is refused
+(`check_names_its_agent`). A base meant only to be derived from says so (``abstract``).
 """
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
 from coach import validation as check
 from coach.agents.algorithm import AlgorithmParameters
+from coach.errors import CoachError
 from coach.exploration.exploration_policy import ExplorationParameters
 from coach.filters.pipeline import InputFilter, OutputFilter
 from coach.memories.experience_replay import ReplayParameters
@@ -39,6 +44,13 @@ class AgentParameters:
     name: str = "agent"
     """The agent's name in logs and TensorBoard runs."""
 
+    abstract: ClassVar[bool] = False
+    """Whether this class is a base of other parameters classes only, and names no agent
+    itself (read from each class's own body: a subclass of such a base is not one)."""
+
+    def __post_init__(self) -> None:
+        check_names_its_agent(self)
+
     def validate(self) -> None:
         check.component("exploration", self.exploration, "EGreedyParameters()")
         check.component("memory", self.memory, "ExperienceReplayParameters()")
@@ -57,5 +69,65 @@ class AgentParameters:
         agent learns from together."""
 
     def agent_class(self) -> type[Any]:
-        """The agent these parameters build (a `coach.agents.agent.Agent`)."""
+        """The agent these parameters build (a `coach.agents.agent.Agent`); every concrete
+        parameters class defines it itself."""
         raise NotImplementedError(f"{type(self).__name__} does not name its agent class")
+
+
+_CHECKED: set[type] = set()
+
+
+def check_names_its_agent(params: AgentParameters) -> None:
+    """Refuse parameters whose class does not name the agent it builds itself.
+
+    Raises:
+        CoachError: the class inherits ``agent_class`` and is not an abstract base: it
+            would build its parent's agent, which never reads what the subclass adds.
+    """
+    cls = type(params)
+    if cls in _CHECKED:
+        return
+    owner = next(c for c in cls.__mro__ if "agent_class" in c.__dict__)
+    if owner is not cls and not cls.__dict__.get("abstract", False):
+        try:
+            builds = f", which builds {qualified(params.agent_class())}"
+        except NotImplementedError:
+            builds = ""
+        raise CoachError(
+            f"{qualified(cls)} inherits agent_class from {owner.__qualname__}{builds}: "
+            f"parameters name the agent they build, so define agent_class on "
+            f"{cls.__qualname__} (returning your agent class, or the parent's to train that)"
+        )
+    _CHECKED.add(cls)
+
+
+def qualified(cls: type) -> str:
+    """``module.Class``: how logs and params.yaml name a class."""
+    return f"{cls.__module__}.{cls.__qualname__}"
+
+
+def agent_classes(roots: dict[str, Any]) -> dict[str, str]:
+    """The agent class of every agent's parameters under ``roots`` (a graph's parameters),
+    by the parameters' path (``agent``, ``agents.adversary``, ``agents.0``): ``module.Class``."""
+    found: dict[str, str] = {}
+    seen: set[int] = set()
+
+    def walk(node: Any, path: str) -> None:
+        if id(node) in seen or isinstance(node, (str, int, float, bool, type)) or node is None:
+            return
+        seen.add(id(node))
+        if isinstance(node, AgentParameters):
+            found[path] = qualified(node.agent_class())
+        elif dataclasses.is_dataclass(node):
+            for f in dataclasses.fields(node):
+                walk(getattr(node, f.name), f"{path}.{f.name}")
+        elif isinstance(node, dict):
+            for key, value in node.items():
+                walk(value, f"{path}.{key}")
+        elif isinstance(node, list | tuple):
+            for i, value in enumerate(node):
+                walk(value, f"{path}.{i}")
+
+    for name, root in roots.items():
+        walk(root, name)
+    return found

@@ -284,10 +284,13 @@ class ExperimentLogger:
         success = (
             "" if self.last_success_rate is None else f"eval success {self.last_success_rate:.2f}  "
         )
+        # An evaluation's steps are greedy acting alone, many times faster than training's:
+        # its rate is labelled as its own, not read as the run's.
+        rate = "evaluation steps/s" if phase is RunPhase.EVALUATE else "steps/s"
         self.info(
             f"{phase.value:<8} env steps {self.env_steps():>8}  episodes {self.episodes:>5}  "
             f"last reward {episode:>7}  eval reward {evaluation:>7}  {success}"
-            f"{steps_per_second:,.0f} steps/s"
+            f"{steps_per_second:,.0f} {rate}"
         )
         self.flush()
 

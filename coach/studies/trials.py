@@ -213,7 +213,8 @@ def run_trial(job: TrialJob) -> TrialOutcome:
 
 def _run(job: TrialJob, seed: int, reporter: _Reporter) -> TrialOutcome | None:
     """One of a trial's runs: None when it ran its whole budget, else how the trial ended."""
-    from coach.cli_run import EXIT_INTERNAL, run
+    from coach.cli_run import run
+    from coach.run_failures import EXIT_INTERNAL
 
     several = len(job.seeds) > 1
     directory = job.directory / f"seed_{seed}" if several else job.directory

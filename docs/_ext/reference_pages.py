@@ -59,7 +59,41 @@ def api_page() -> str:
     for group, entries in by_group.items():
         if entries:
             parts += [f"## {group}\n", *entries]
-    return "\n".join(parts)
+    return "\n".join([*parts, *extension_section()])
+
+
+def extension_section() -> list[str]:
+    """The page's last section: `coach.extension`, what one's own agent is written from,
+    with the module's own account of its groups and its stability note. A name `coach`
+    exports too is documented once, in its section above."""
+    import coach.extension as extension
+
+    above = [name for name in extension.__all__ if name in coach.__all__]
+    parts = [
+        "## Writing an agent: `coach.extension`\n",
+        "```{eval-rst}\n.. automodule:: coach.extension\n   :no-members:\n```\n",
+        "Documented above, among the names `coach` exports: "
+        + ", ".join(f"`{name}`" for name in above)
+        + ".\n",
+    ]
+    for name in extension.__all__:
+        if name in above:
+            continue
+        value = getattr(extension, name)
+        if inspect.ismodule(value):  # its checks, each under its own name
+            checks = [
+                f
+                for f, v in vars(value).items()
+                if inspect.isfunction(v) and v.__module__ == value.__name__ and f[0] != "_"
+            ]
+            targets = [(f"{value.__name__}.{f}", "autofunction") for f in checks]
+        else:
+            # By the name it is defined under: the anchor its source page links back to.
+            directive = "autoclass" if inspect.isclass(value) else "autofunction"
+            targets = [(f"{value.__module__}.{value.__qualname__}", directive)]
+        for target, directive in targets:
+            parts.append(f"```{{eval-rst}}\n.. {directive}:: {target}\n```\n")
+    return parts
 
 
 def presets_page(catalogue: Catalogue) -> str:

@@ -182,7 +182,9 @@ def _broken_preset(folder: Path, coach_error: bool) -> Path:
     return preset
 
 
-def test_an_internal_error_keeps_the_run_and_its_traceback(tmp_path: Path) -> None:
+def test_an_error_in_the_users_code_keeps_the_run_and_its_traceback(tmp_path: Path) -> None:
+    """The user's environment fails: the console's one line names the user's file and line
+    (Coach's own code failing says ``internal error``: tests/unit/test_user_code_line.py)."""
     preset = _broken_preset(tmp_path, coach_error=False)
     result = coach("-p", str(preset), "-ep", "runs", cwd=tmp_path)
     assert result.returncode == 1
@@ -190,8 +192,12 @@ def test_an_internal_error_keeps_the_run_and_its_traceback(tmp_path: Path) -> No
     (line,) = result.stderr.splitlines()
     run = experiment(tmp_path / "runs", "broken")
     log = run / "log.txt"
+    raised = BROKEN_ENV.splitlines().index(
+        '            raise RuntimeError("the environment broke on its third step")'
+    )
     assert line == (
-        "coach: internal error: RuntimeError: the environment broke on its third step; "
+        f"coach: error in {tmp_path / 'broken_env.py'}:{raised + 1}, in step: "
+        "RuntimeError: the environment broke on its third step; "
         f"the traceback is in {log.relative_to(tmp_path)}"
     )
     text = log.read_text()
