@@ -40,6 +40,7 @@ from coach.agents.learning import Learner, on_device, round_mean
 from coach.agents.parameters import AgentParameters
 from coach.core.action_masks import legal_only
 from coach.core.run_phase import RunPhase
+from coach.core.spaces import first_action
 from coach.core.types import ActionInfo, Batch, Observation, Transition
 from coach.errors import CoachError
 from coach.memories.acer_replay import ACERReplay, ACERReplayParameters
@@ -161,7 +162,7 @@ class ACERPolicy(Policy):
     def __init__(self, network: NetworkWrapper, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.network = network
-        self.offset = int(getattr(self.action_space, "start", 0))
+        self.offset = first_action(self.action_space)
 
     def distribution(self, inputs: dict[str, torch.Tensor]) -> CategoricalDistribution:
         """pi for a batch of states, over the legal actions where they carry a mask."""
@@ -331,7 +332,7 @@ class ACERLearner(Learner):
         super().__init__(**kwargs)
         self.algorithm = algorithm
         self.network = self.networks["main"]
-        self.offset = int(getattr(self.action_space, "start", 0))
+        self.offset = first_action(self.action_space)
 
     def learn(self, batch: Batch) -> dict[str, float | torch.Tensor]:
         algorithm, c = self.algorithm, self.algorithm.importance_weight_truncation

@@ -27,6 +27,7 @@ from coach.agents.learning import Learner
 from coach.agents.parameters import AgentParameters
 from coach.core.action_masks import ACTION_MASK, legal_only, masked_values
 from coach.core.run_phase import RunPhase
+from coach.core.spaces import first_action
 from coach.core.types import ActionInfo, Batch, Observation
 from coach.errors import CoachError
 from coach.memories.experience_replay import ExperienceReplayParameters
@@ -84,7 +85,7 @@ class ClonedPolicy(Policy):
         super().__init__(**kwargs)
         self.network = network
         self.head = head
-        self.action_offset = int(getattr(self.action_space, "start", 0))
+        self.action_offset = first_action(self.action_space)
 
     def decide(self, state: Observation, phase: RunPhase) -> ActionInfo:
         inputs = self.tensors(state)
@@ -144,7 +145,7 @@ class BCLearner(Learner):
         self.network = self.networks["main"]
         self.head = head
         self.discrete = isinstance(self.action_space, spaces.Discrete)
-        self.action_offset = int(getattr(self.action_space, "start", 0))
+        self.action_offset = first_action(self.action_space)
 
     def learn(self, batch: Batch) -> dict[str, float]:
         states = self.tensors(batch.states)

@@ -41,6 +41,7 @@ from coach.agents.held import HoldsEpisodes
 from coach.agents.learning import Learner, on_device
 from coach.agents.parameters import AgentParameters
 from coach.core.run_phase import RunPhase
+from coach.core.spaces import first_action
 from coach.core.step_units import EnvironmentSteps
 from coach.core.types import Batch, Observation, Transition
 from coach.environments.measurements import MEASUREMENTS
@@ -334,7 +335,7 @@ class DFPLearner(Learner):
         rows = len(b.rewards)
         inputs = {**b.states, GOAL: self.agent.goals["training"].expand(rows, -1)}
         predicted = self.network(inputs)["future"]
-        actions = b.actions.long() - int(getattr(self.action_space, "start", 0))
+        actions = b.actions.long() - first_action(self.action_space)
         taken = predicted[torch.arange(rows, device=self.device), actions]
         target = b.extras[FUTURE]
         known = ~torch.isnan(target)

@@ -36,6 +36,7 @@ from coach.agents.learning import Clock, Learner
 from coach.agents.q_learning import DQNAlgorithmParameters, QAgent, QLearner, regress_q
 from coach.core.action_masks import ACTION_MASK, legal_only
 from coach.core.run_phase import RunPhase
+from coach.core.spaces import first_action
 from coach.core.step_units import EnvironmentSteps
 from coach.core.types import Batch, Transition
 from coach.errors import CoachError
@@ -254,7 +255,7 @@ class NECAgent(HoldsEpisodes, QAgent):
             episode.reward, bootstraps, algorithm.discount, algorithm.n_step, final
         )
         actions = torch.as_tensor(np.asarray(episode.action, dtype=np.int64), device=self.device)
-        offset = int(getattr(self.action_space, "start", 0))
+        offset = first_action(self.action_space)
         self.dnd.add(keys, actions - offset, torch.as_tensor(returns, device=self.device))
         return {NEC_RETURN: returns}
 

@@ -35,6 +35,7 @@ from coach.agents.learning import Clock, Learner, on_device, td_targets
 from coach.agents.parameters import AgentParameters
 from coach.core.action_masks import legal_only
 from coach.core.run_phase import RunPhase
+from coach.core.spaces import first_action
 from coach.core.step_units import EnvironmentSteps, TrainingSteps
 from coach.core.types import ActionInfo, Batch, Observation, Transition
 from coach.errors import CoachError
@@ -333,7 +334,7 @@ class QLearner(Learner):
         self.q_network = self.networks["main"]
         self.action_values = action_values
         self.noisy = noisy
-        self.action_offset = int(getattr(self.action_space, "start", 0))
+        self.action_offset = first_action(self.action_space)
         self.target_syncs = 0
         """Target syncs so far."""
         memory = self.memory

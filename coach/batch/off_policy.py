@@ -18,6 +18,7 @@ import torch
 
 from coach.agents.agent import Agent
 from coach.batch.ope import OPEEpisode, estimate
+from coach.core.spaces import first_action
 from coach.networks.parameters import NetworkParameters
 from coach.networks.reward_model import RewardModel
 
@@ -60,9 +61,7 @@ def prepare_off_policy(
     if not isinstance(agent, EvaluatesOffPolicy):
         return f"{type(agent).__name__} gives no action probabilities"
     states = agent.input_filter.filter_observation(columns["state"], False)
-    actions = np.asarray(columns["action"], dtype=np.int64) - int(
-        getattr(agent.action_space, "start", 0)
-    )
+    actions = np.asarray(columns["action"], dtype=np.int64) - first_action(agent.action_space)
     rewards = agent.input_filter.filter_reward(
         columns["reward"].astype(np.float32), update=False
     ).astype(np.float64)

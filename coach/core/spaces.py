@@ -1,4 +1,5 @@
-"""Spaces Coach adds to gymnasium's: a Box that says it is a stack of frames."""
+"""Spaces Coach adds to gymnasium's (a Box that says it is a stack of frames), and what
+agents read off a space (`first_action`)."""
 
 from __future__ import annotations
 
@@ -39,3 +40,10 @@ class StackedFrames(spaces.Box):
 
     def __hash__(self) -> int:
         return hash((self.stack_size, self.frame_space.shape))
+
+
+def first_action(space: spaces.Space[Any]) -> int:
+    """The number of a discrete space's first action (gymnasium's ``Discrete(n, start)``
+    numbers its actions from ``start``): what an agent subtracts from an action to index
+    its network's outputs by it, and adds back to act. 0 for any other space."""
+    return int(space.start) if isinstance(space, spaces.Discrete) else 0

@@ -34,6 +34,7 @@ from torch import nn
 
 from coach import validation as check
 from coach.core.run_phase import RunPhase
+from coach.core.spaces import first_action
 from coach.errors import CoachError
 from coach.exploration.exploration_policy import ExplorationPolicy
 
@@ -152,7 +153,7 @@ class ParameterNoise(ExplorationPolicy):
                     f"parameter noise acts on Q-values (B, A), got {action_values.shape}: an "
                     f"ensemble of heads explores with bootstrapped or UCB exploration"
                 )
-            return action_values.argmax(axis=1) + int(getattr(self.action_space, "start", 0))
+            return action_values.argmax(axis=1) + first_action(self.action_space)
         box = self.action_space
         assert isinstance(box, spaces.Box)
         return np.clip(action_values, box.low, box.high).astype(box.dtype, copy=False)
