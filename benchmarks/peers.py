@@ -112,8 +112,11 @@ def run_side(side: str, peer: PeerPlan, overrides: list[str]) -> dict[str, Any]:
                 command += ["-cp", override]
         else:
             command = [*module, json.dumps(peer.spec)]
+        # SB3 makes its logger's folder (empty) in the system's temp folder unless told
+        # where: here, the run's own, removed with it.
+        env = {**os.environ, "SB3_LOGDIR": folder}
         start = time.perf_counter()
-        done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True)
+        done = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True)
         wall = time.perf_counter() - start
     lines = [line for line in done.stdout.splitlines() if line.startswith("PEER ")]
     if done.returncode != 0 or len(lines) != 1:
