@@ -9,6 +9,7 @@ tree (`coach.validation`), naming a value that is not allowed by its path.
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Iterator
 from typing import Any
 
 from coach.errors import CoachError
@@ -57,6 +58,29 @@ def flatten(roots: dict[str, Any]) -> tuple[dict[str, Any], dict[str, str]]:
     return settable, fixed
 
 
+def parameter_dataclasses(roots: dict[str, Any]) -> Iterator[tuple[str, Any]]:
+    """Every parameter dataclass of the trees (through nested dataclasses, dictionaries and
+    lists) with its path from its root, each once, its members before itself."""
+    seen: set[int] = set()
+
+    def walk(node: Any, path: str) -> Iterator[tuple[str, Any]]:
+        if isinstance(node, (*LEAF_TYPES, type)) or id(node) in seen:
+            return  # step units and schedules check their arguments when they are made
+        if dataclasses.is_dataclass(node):
+            seen.add(id(node))
+            for f in dataclasses.fields(node):
+                yield from walk(getattr(node, f.name), f"{path}.{f.name}")
+            yield path, node
+        elif isinstance(node, dict | list | tuple):
+            seen.add(id(node))
+            items = node.items() if isinstance(node, dict) else enumerate(node)
+            for key, value in items:
+                yield from walk(value, f"{path}.{key}")
+
+    for name, root in roots.items():
+        yield from walk(root, name)
+
+
 def validate_parameters(roots: dict[str, Any]) -> None:
     """Run the ``validate()`` of every parameter dataclass under ``roots`` (through nested
     dataclasses, dictionaries and lists), each one's members before itself.
@@ -65,28 +89,12 @@ def validate_parameters(roots: dict[str, Any]) -> None:
         CoachError: for the first value that is not allowed, named by its path from its root
             (``agent.algorithm.discount must be in [0, 1], got 1.5``).
     """
-    seen: set[int] = set()
-
-    def walk(node: Any, path: str) -> None:
-        if isinstance(node, (*LEAF_TYPES, type)) or id(node) in seen:
-            return  # step units and schedules check their arguments when they are made
-        if dataclasses.is_dataclass(node):
-            seen.add(id(node))
-            for f in dataclasses.fields(node):
-                walk(getattr(node, f.name), f"{path}.{f.name}")
-            checked: object = node  # a dataclass that may check itself
-            if isinstance(checked, Validated):
-                try:
-                    checked.validate()
-                except InvalidParameter as error:
-                    raise error.under(path) from None
-                except CoachError as error:
-                    raise CoachError(f"{path}: {error}") from None
-        elif isinstance(node, dict | list | tuple):
-            seen.add(id(node))
-            items = node.items() if isinstance(node, dict) else enumerate(node)
-            for key, value in items:
-                walk(value, f"{path}.{key}")
-
-    for name, root in roots.items():
-        walk(root, name)
+    for path, node in parameter_dataclasses(roots):
+        checked: object = node  # a dataclass that may check itself
+        if isinstance(checked, Validated):
+            try:
+                checked.validate()
+            except InvalidParameter as error:
+                raise error.under(path) from None
+            except CoachError as error:
+                raise CoachError(f"{path}: {error}") from None

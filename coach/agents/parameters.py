@@ -10,7 +10,6 @@ the parent's algorithm, whatever fields it adds, so making one is refused
 
 from __future__ import annotations
 
-import dataclasses
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
@@ -109,25 +108,10 @@ def qualified(cls: type) -> str:
 def agent_classes(roots: dict[str, Any]) -> dict[str, str]:
     """The agent class of every agent's parameters under ``roots`` (a graph's parameters),
     by the parameters' path (``agent``, ``agents.adversary``, ``agents.0``): ``module.Class``."""
-    found: dict[str, str] = {}
-    seen: set[int] = set()
+    from coach.parameter_tree import parameter_dataclasses
 
-    def walk(node: Any, path: str) -> None:
-        if id(node) in seen or isinstance(node, (str, int, float, bool, type)) or node is None:
-            return
-        seen.add(id(node))
-        if isinstance(node, AgentParameters):
-            found[path] = qualified(node.agent_class())
-        elif dataclasses.is_dataclass(node):
-            for f in dataclasses.fields(node):
-                walk(getattr(node, f.name), f"{path}.{f.name}")
-        elif isinstance(node, dict):
-            for key, value in node.items():
-                walk(value, f"{path}.{key}")
-        elif isinstance(node, list | tuple):
-            for i, value in enumerate(node):
-                walk(value, f"{path}.{i}")
-
-    for name, root in roots.items():
-        walk(root, name)
-    return found
+    return {
+        path: qualified(node.agent_class())
+        for path, node in parameter_dataclasses(roots)
+        if isinstance(node, AgentParameters)
+    }
