@@ -367,7 +367,7 @@ def _close(graph: Any) -> None:
 
 
 def _agent_classes(roots: dict[str, Any]) -> str:
-    """The log's line of the agent classes a run builds (``agent: module.Class``, or one
+    """The log's line of the agent classes a run builds (``agent class: module.Class``, or one
     ``path module.Class`` pair for each agent of a graph of several)."""
     from coach.agents.parameters import agent_classes
 
