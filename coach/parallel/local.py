@@ -16,14 +16,14 @@ import multiprocessing
 import pickle
 import signal
 import struct
-import traceback
 from multiprocessing import connection
 from multiprocessing.shared_memory import SharedMemory
 from typing import Any
 
 from coach.errors import CoachError
-from coach.parallel.pool import WorkerFailed, WorkerPool
+from coach.parallel.pool import WorkerPool, worker_failed
 from coach.parallel.worker import PolicySnapshot, WorkerSpec, start_worker
+from coach.run_failures import account
 
 PRELOAD = [
     "coach.parallel.worker",
@@ -104,7 +104,7 @@ def _serve(conn: connection.Connection, spec: WorkerSpec, lock: Any) -> None:
     try:
         worker = start_worker(spec)
     except BaseException as error:
-        conn.send(("error", _describe(error)))
+        conn.send(("error", account(error)))
         return
     board = _BoardReader(lock)
     conn.send(("ready", worker.pid()))
@@ -120,19 +120,13 @@ def _serve(conn: connection.Connection, spec: WorkerSpec, lock: Any) -> None:
                     snapshot = board.read(board_name)
                 result = getattr(worker, method)(*args, snapshot)
             except BaseException as error:
-                conn.send(("error", _describe(error)))
+                conn.send(("error", account(error)))
                 continue
             conn.send(("ok", result))
     except (EOFError, KeyboardInterrupt, BrokenPipeError):
         pass  # the learner went away
     finally:
         worker.close()
-
-
-def _describe(error: BaseException) -> str:
-    if isinstance(error, CoachError):
-        return str(error)
-    return "".join(traceback.format_exception(error)).strip()
 
 
 class LocalWorkerPool(WorkerPool):
@@ -177,7 +171,7 @@ class LocalWorkerPool(WorkerPool):
             )
         tag, value = conn.recv()
         if tag == "error":
-            raise CoachError(f"worker {rank} could not start: {value}")
+            raise worker_failed(rank, value, "could not start")
         self._pids[rank] = int(value)
 
     def publish(self, snapshot: PolicySnapshot) -> None:
@@ -207,7 +201,7 @@ class LocalWorkerPool(WorkerPool):
                         break
                     self._done(rank)
                     if tag == "error":
-                        raise WorkerFailed(f"worker {rank} failed: {value}")
+                        raise worker_failed(rank, value)
                     return rank, value
                 if rank in self.pending and not conn.poll():
                     self._restart(rank)

@@ -16,14 +16,24 @@ from typing import Any
 
 from coach.errors import CoachError
 from coach.parallel.worker import PolicySnapshot, WorkerSpec
+from coach.run_failures import ErrorAccount, FailedElsewhere
 
 SpecFactory = Callable[[int, int], WorkerSpec]
 """Builds the spec of the worker of a rank, for its n-th start (0 for the first)."""
 
 
-class WorkerFailed(CoachError):
-    """A worker raised (an error in its environment or agent): the run cannot go on. The
-    message holds the worker's own error (its traceback, for an unexpected one)."""
+class WorkerFailed(FailedElsewhere):
+    """A worker raised where code failed (its environment, its agent, the user's or Coach's
+    own), not where an input was refused: the run cannot go on, and reports the worker's
+    error as its own (`coach.run_failures.failed_run`)."""
+
+
+def worker_failed(rank: int, error: ErrorAccount, doing: str = "failed") -> Exception:
+    """The learner's exception for the error a worker told: a refused input stays a
+    `CoachError` (one line, nothing kept), anything else a `WorkerFailed`."""
+    if error.refused:
+        return CoachError(f"worker {rank} {doing}: {error.what}")
+    return WorkerFailed(f"worker {rank}", error)
 
 
 class WorkerPool(ABC):

@@ -17,27 +17,39 @@ import sys
 from typing import Any
 
 from coach.errors import CoachError
-from coach.parallel.pool import WorkerFailed, WorkerPool
+from coach.parallel.pool import WorkerFailed, WorkerPool, worker_failed
 from coach.parallel.worker import PolicySnapshot, WorkerSpec, start_worker
+from coach.run_failures import ErrorAccount, account
 
 
 class _RayWorker:
     """The actor: a `RolloutWorker` (or the worker its spec names) that fetches the policy it
-    is pointed to when newer."""
+    is pointed to when newer. An error its worker raises comes back as the worker's own
+    account of it (`coach.run_failures.ErrorAccount`: the user's file and line, the
+    traceback), which Ray's wrapping of a remote error would lose."""
 
     def __init__(self, spec: WorkerSpec) -> None:
-        self.worker = start_worker(spec)
+        self.worker: Any = None
+        self.failure: ErrorAccount | None = None
+        try:
+            self.worker = start_worker(spec)
+        except Exception as error:
+            self.failure = account(error)
 
-    def pid(self) -> int:
-        return self.worker.pid()
+    def pid(self) -> int | ErrorAccount:
+        """The worker's process id, or why it could not start."""
+        return self.failure if self.failure is not None else int(self.worker.pid())
 
     def call(self, method: str, args: tuple[Any, ...], policy: list[Any], version: int) -> Any:
         import ray
 
-        snapshot = None
-        if policy and version != self.worker.version:
-            snapshot = ray.get(policy[0])  # a reference in a list: not fetched unless needed
-        return getattr(self.worker, method)(*args, snapshot)
+        try:
+            snapshot = None
+            if policy and version != self.worker.version:
+                snapshot = ray.get(policy[0])  # a reference in a list: not fetched unless needed
+            return getattr(self.worker, method)(*args, snapshot)
+        except Exception as error:
+            return account(error)
 
 
 class RayWorkerPool(WorkerPool):
@@ -78,9 +90,12 @@ class RayWorkerPool(WorkerPool):
 
     def _await_ready(self, rank: int, ref: Any) -> None:
         try:
-            self._pids[rank] = int(self.ray.get(ref))
+            pid = self.ray.get(ref)
         except self.ray.exceptions.RayError as error:
             raise CoachError(f"worker {rank} could not start: {_cause(error)}") from None
+        if isinstance(pid, ErrorAccount):
+            raise worker_failed(rank, pid, "could not start")
+        self._pids[rank] = int(pid)
 
     def publish(self, snapshot: PolicySnapshot) -> None:
         self.policy = self.ray.put(snapshot)
@@ -104,11 +119,14 @@ class RayWorkerPool(WorkerPool):
             except ray.exceptions.RayActorError:
                 self._restart(rank)
                 continue
-            except ray.exceptions.RayTaskError as error:
+            except ray.exceptions.RayTaskError as error:  # past the actor's own account
                 self._done(rank)
-                raise WorkerFailed(f"worker {rank} failed: {_cause(error)}") from None
+                told = ErrorAccount(_cause(error), None, str(error), refused=False)
+                raise WorkerFailed(f"worker {rank}", told) from None
             # An actor runs its calls in order: the one that finished was the oldest.
             self._done(rank)
+            if isinstance(result, ErrorAccount):
+                raise worker_failed(rank, result)
             return rank, result
 
     def _restart(self, rank: int) -> None:

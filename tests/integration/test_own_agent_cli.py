@@ -5,8 +5,10 @@ name their agent are refused before anything is written."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
+import pytest
 import yaml
 
 from tests.integration.coach_cli import coach, experiment
@@ -20,6 +22,7 @@ from coach.extension import DQNAgent, DQNAgentParameters, DQNAlgorithmParameters
 @dataclass(slots=True, kw_only=True)
 class LoudAlgorithm(DQNAlgorithmParameters):
     fail_at: int = 0
+    fail_acting: bool = False
 
 
 class LoudLearner(DQNLearner):
@@ -32,6 +35,11 @@ class LoudLearner(DQNLearner):
 class LoudAgent(DQNAgent):
     def make_learner(self):
         return LoudLearner(**self.learner_arguments())
+
+    def act(self, rows=None):
+        if self.params.algorithm.fail_acting:
+            raise RuntimeError("acting went wrong")
+        return DQNAgent.act(self, rows)
 
 
 @dataclass(slots=True, kw_only=True)
@@ -107,6 +115,30 @@ def test_an_error_in_ones_own_agent_names_its_file_and_line(tmp_path: Path) -> N
     run = experiment(tmp_path / "out", preset.stem)
     assert line.endswith(f"the traceback is in {(run / 'log.txt').relative_to(tmp_path)}")
     assert "Traceback (most recent call last)" in (run / "log.txt").read_text()
+
+
+@pytest.mark.parametrize("backend", ["local", "ray"])
+def test_an_error_in_ones_own_agent_on_a_rollout_worker_names_its_file_and_line(
+    tmp_path: Path, backend: str
+) -> None:
+    preset = _write(tmp_path, "LoudParameters")
+    result = coach(
+        "-p", str(preset), "-ep", "out", *BUDGET, "-cp", "agent.algorithm.fail_acting=True",
+        "-n", "2", "--backend", backend,
+        cwd=tmp_path,
+    )  # fmt: skip
+    assert result.returncode == 1, result.stderr
+    # Ray's own notice of the runtime it starts may come first (its token authentication).
+    (line,) = [line for line in result.stderr.splitlines() if line.startswith("coach")]
+    line_of_raise = AGENT.splitlines().index('            raise RuntimeError("acting went wrong")')
+    where = f"{tmp_path / 'loud_agent.py'}:{line_of_raise + 1}, in act"
+    assert re.match(
+        rf"coach: error in {re.escape(where)} \(worker [12]\): RuntimeError: acting went wrong;",
+        line,
+    ), line
+    log = (experiment(tmp_path / "out", preset.stem) / "log.txt").read_text()
+    assert re.search(r"worker [12]'s own traceback:\nTraceback \(most recent call last\)", log)
+    assert 'raise RuntimeError("acting went wrong")' in log
 
 
 def test_parameters_that_do_not_name_their_agent_are_refused_in_one_line(tmp_path: Path) -> None:
