@@ -28,7 +28,7 @@ import torch.nn.functional as F
 from gymnasium import spaces
 
 from coach import validation as check
-from coach.agents.acting import Policy, QPolicy
+from coach.agents.acting import Policy, QPolicy, QValues
 from coach.agents.agent import Agent
 from coach.agents.algorithm import AlgorithmParameters
 from coach.agents.learning import Clock, Learner, on_device, td_targets
@@ -47,9 +47,6 @@ LOSSES = ("huber", "mse")
 
 EVALUATION_CHUNK = 8192
 """States per forward pass in `QAgent.evaluation_policy`."""
-
-QValues = Callable[[dict[str, torch.Tensor]], torch.Tensor]
-"""Q-values (B, A) from a Q network's outputs."""
 
 
 @dataclass(slots=True, kw_only=True)
