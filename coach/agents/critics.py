@@ -72,9 +72,13 @@ def critic_network(
     )
 
 
-def actor_critic_networks(critics: tuple[str, ...] = ("critic",)) -> dict[str, NetworkParameters]:
-    """DDPG's family of networks (Fujimoto et al.'s re-tuned DDPG): an ``actor`` and the
-    named critics, each of 400 and 300 units with Adam at 1e-3 and a target copy."""
+def continuous_actor_critic_networks(
+    critics: tuple[str, ...] = ("critic",),
+) -> dict[str, NetworkParameters]:
+    """The continuous actor-critics' networks (Fujimoto et al.'s re-tuned DDPG): an
+    ``actor`` and the named critics, each of 400 and 300 units with Adam at 1e-3 and a
+    target copy. (The on-policy agents' separate actor and critic, V-valued, are
+    `coach.agents.on_policy.actor_critic_networks`.)"""
     networks = {"actor": actor_network([400, 300], 1e-3)}
     networks.update({name: critic_network([400, 300], 1e-3) for name in critics})
     return networks

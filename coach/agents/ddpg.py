@@ -25,8 +25,8 @@ from coach.agents.critics import (
     ActorCriticAlgorithmParameters,
     ActorCriticLearner,
     ContinuousActorCritic,
-    actor_critic_networks,
     actor_network,
+    continuous_actor_critic_networks,
     critic_network,
     soft_update,
     with_action,
@@ -62,7 +62,9 @@ class DDPGAgentParameters(AgentParameters):
     """Noise added to the actor's actions in training (Gaussian, or `OUProcessParameters`)."""
     memory: MemoryParameters | None = field(default_factory=ExperienceReplayParameters)
     """The replay memory."""
-    network_wrappers: dict[str, NetworkParameters] = field(default_factory=actor_critic_networks)
+    network_wrappers: dict[str, NetworkParameters] = field(
+        default_factory=continuous_actor_critic_networks
+    )
     """The ``actor`` and the ``critic``."""
 
     def validate(self) -> None:

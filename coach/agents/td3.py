@@ -19,7 +19,7 @@ from coach.agents.acting import Policy
 from coach.agents.critics import (
     ActorCriticLearner,
     ContinuousActorCritic,
-    actor_critic_networks,
+    continuous_actor_critic_networks,
     soft_update,
     with_action,
 )
@@ -54,7 +54,7 @@ class TD3AgentParameters(DDPGAgentParameters):
     algorithm: TD3AlgorithmParameters = field(default_factory=TD3AlgorithmParameters)
     """The algorithm's parameters."""
     network_wrappers: dict[str, NetworkParameters] = field(
-        default_factory=lambda: actor_critic_networks(("critic_1", "critic_2"))
+        default_factory=lambda: continuous_actor_critic_networks(("critic_1", "critic_2"))
     )
     """The ``actor`` and the twin critics ``critic_1`` and ``critic_2``."""
 

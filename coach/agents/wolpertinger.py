@@ -29,7 +29,7 @@ from coach.agents.agent import Agent
 from coach.agents.critics import (
     ActorCriticAlgorithmParameters,
     ActorCriticLearner,
-    actor_critic_networks,
+    continuous_actor_critic_networks,
     soft_update,
     with_action,
 )
@@ -141,7 +141,9 @@ class WolpertingerAgentParameters(AgentParameters):
     """Noise added to the proto-actions in training (in the embeddings' box)."""
     memory: MemoryParameters | None = field(default_factory=ExperienceReplayParameters)
     """The replay memory (of discrete actions)."""
-    network_wrappers: dict[str, NetworkParameters] = field(default_factory=actor_critic_networks)
+    network_wrappers: dict[str, NetworkParameters] = field(
+        default_factory=continuous_actor_critic_networks
+    )
     """The ``actor`` (proto-actions) and the ``critic`` (of embeddings)."""
 
     def validate(self) -> None:
