@@ -5,6 +5,9 @@ weights only), the exploration, the per-copy acting state (the hidden states of 
 networks, `coach.agents.hidden_state`), and whether it logs its behaviour for a dataset
 being recorded. Agents compose one (`Agent.policy`) with their learning code; rollout
 workers, evaluation and dataset recording drive the policy alone, through `Policy.act`.
+Beside the base are the policies that agents of several algorithms act with: on action
+values (`QPolicy`) and with a deterministic actor (`DeterministicPolicy`); a policy of one
+algorithm's own lives in its module.
 
 Heatup acts uniformly at random for every policy, in blocks drawn at once (one draw per
 step would cost more than the step of a cheap environment); where the observations carry an
@@ -298,6 +301,43 @@ class QPolicy(Policy):
             values = values.mean(dim=1)
         assert isinstance(self.action_space, spaces.Discrete)
         return values.argmax(dim=1) + int(self.action_space.start)
+
+
+class DeterministicPolicy(Policy):
+    """Acts with a deterministic actor's actions, with the exploration's noise in training
+    (none while the level above tests a subgoal): how DDPG, TD3 and HAC's levels act, and
+    NAF with its ``mu(s)``.
+
+    Args:
+        actor: The actor network (a ``policy`` head).
+        **kwargs: `Policy`'s arguments.
+    """
+
+    def __init__(self, actor: NetworkWrapper, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.actor = actor
+
+    def actions(self, state: Observation) -> np.ndarray:
+        """The actor's actions for a batch of states, before exploration."""
+        with torch.no_grad():
+            return self.outputs(self.actor, self.tensors(state))["policy"].cpu().numpy()
+
+    def decide(self, state: Observation, phase: RunPhase) -> ActionInfo:
+        actions = self.actions(state)
+        if self.exploration is not None:
+            actions = self.exploration.get_action(
+                actions, phase if self.explore else RunPhase.EVALUATE
+            )
+        return ActionInfo(action=actions.astype(self.action_space.dtype, copy=False))
+
+    def greedy(self, inputs: dict[str, torch.Tensor]) -> torch.Tensor:
+        actions: torch.Tensor = self.actor(inputs)["policy"]
+        bounds = self.exploration.evaluation_bounds() if self.exploration is not None else None
+        if bounds is None:
+            return actions
+        # As the exploration clips (in float64, then back to the action's dtype).
+        low, high = (torch.as_tensor(b, dtype=torch.float64, device=self.device) for b in bounds)
+        return torch.clamp(actions.double(), low, high).to(actions.dtype)
 
 
 def action_bounds(

@@ -14,13 +14,11 @@ what DDPG shares with TD3, SAC and HAC).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
 
-import numpy as np
 import torch
 
 from coach import validation as check
-from coach.agents.acting import Policy
+from coach.agents.acting import DeterministicPolicy, Policy
 from coach.agents.critics import (
     ActorCriticAlgorithmParameters,
     ActorCriticLearner,
@@ -33,16 +31,12 @@ from coach.agents.critics import (
 )
 from coach.agents.learning import Learner, on_device
 from coach.agents.parameters import AgentParameters
-from coach.core.run_phase import RunPhase
-from coach.core.types import ActionInfo, Batch, Observation
+from coach.core.types import Batch
 from coach.exploration.additive_noise import AdditiveNoiseParameters
 from coach.exploration.exploration_policy import ExplorationParameters
 from coach.memories.experience_replay import ExperienceReplayParameters
 from coach.memories.memory import MemoryParameters
-from coach.networks.network_wrapper import NetworkWrapper
-from coach.networks.parameters import (
-    NetworkParameters,
-)
+from coach.networks.parameters import NetworkParameters
 
 
 @dataclass(slots=True, kw_only=True)
@@ -73,42 +67,6 @@ class DDPGAgentParameters(AgentParameters):
 
     def agent_class(self) -> type[ContinuousActorCritic]:
         return DDPGAgent
-
-
-class DeterministicPolicy(Policy):
-    """Acts with a deterministic actor's actions, with the exploration's noise in training
-    (none while the level above tests a subgoal).
-
-    Args:
-        actor: The actor network (a ``policy`` head).
-        **kwargs: `Policy`'s arguments.
-    """
-
-    def __init__(self, actor: NetworkWrapper, **kwargs: Any) -> None:
-        super().__init__(**kwargs)
-        self.actor = actor
-
-    def actions(self, state: Observation) -> np.ndarray:
-        """The actor's actions for a batch of states, before exploration."""
-        with torch.no_grad():
-            return self.outputs(self.actor, self.tensors(state))["policy"].cpu().numpy()
-
-    def decide(self, state: Observation, phase: RunPhase) -> ActionInfo:
-        actions = self.actions(state)
-        if self.exploration is not None:
-            actions = self.exploration.get_action(
-                actions, phase if self.explore else RunPhase.EVALUATE
-            )
-        return ActionInfo(action=actions.astype(self.action_space.dtype, copy=False))
-
-    def greedy(self, inputs: dict[str, torch.Tensor]) -> torch.Tensor:
-        actions: torch.Tensor = self.actor(inputs)["policy"]
-        bounds = self.exploration.evaluation_bounds() if self.exploration is not None else None
-        if bounds is None:
-            return actions
-        # As the exploration clips (in float64, then back to the action's dtype).
-        low, high = (torch.as_tensor(b, dtype=torch.float64, device=self.device) for b in bounds)
-        return torch.clamp(actions.double(), low, high).to(actions.dtype)
 
 
 class DDPGAgent(ContinuousActorCritic):

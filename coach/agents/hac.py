@@ -27,13 +27,12 @@ import numpy as np
 import torch
 
 from coach import validation as check
-from coach.agents.acting import Policy
+from coach.agents.acting import DeterministicPolicy, Policy
 from coach.agents.ddpg import (
     DDPGAgent,
     DDPGAgentParameters,
     DDPGAlgorithmParameters,
     DDPGLearner,
-    DeterministicPolicy,
 )
 from coach.agents.learning import Learner
 from coach.core.goals import GoalReward

@@ -18,8 +18,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from coach.agents.acting import Policy
-from coach.agents.ddpg import DeterministicPolicy
+from coach.agents.acting import DeterministicPolicy, Policy
 from coach.agents.learning import Learner, td_targets
 from coach.agents.parameters import AgentParameters
 from coach.agents.q_learning import DQNAlgorithmParameters, QAgent, QLearner, regress_q

@@ -15,7 +15,7 @@ from typing import Any
 import torch
 
 from coach import validation as check
-from coach.agents.acting import Policy
+from coach.agents.acting import DeterministicPolicy, Policy
 from coach.agents.critics import (
     ActorCriticLearner,
     ContinuousActorCritic,
@@ -23,7 +23,7 @@ from coach.agents.critics import (
     soft_update,
     with_action,
 )
-from coach.agents.ddpg import DDPGAgentParameters, DDPGAlgorithmParameters, DeterministicPolicy
+from coach.agents.ddpg import DDPGAgentParameters, DDPGAlgorithmParameters
 from coach.agents.learning import Learner, on_device
 from coach.core.types import Batch
 from coach.networks.parameters import NetworkParameters
