@@ -150,6 +150,8 @@ class RolloutNStepQAgent(QAgent):
 class RolloutNStepQLearner(QLearner):
     """The update of asynchronous n-step (or one-step) Q-learning on a full block."""
 
+    algorithm: DQNAlgorithmParameters
+
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         if not isinstance(self.memory, Rollout):
