@@ -227,6 +227,9 @@ QValues = Callable[[dict[str, torch.Tensor]], torch.Tensor]
 Constraint = Callable[[torch.Tensor, dict[str, torch.Tensor]], torch.Tensor]
 """The values the policy may pick from, given Q-values (B, A) and the states: fewer actions
 (-inf) for a batch-constrained agent."""
+FurtherInputs = Callable[[int], dict[str, torch.Tensor]]
+"""Network inputs that are no part of the states, for a batch of so many of them (DFP's
+goal)."""
 
 
 class QPolicy(Policy):
@@ -242,6 +245,8 @@ class QPolicy(Policy):
         constraint: Rules actions out of the choice (BCQ), if given.
         ensemble: The values are per head (B, K, A): the exploration picks a head, and the
             action record carries their mean.
+        further_inputs: What the network reads beside the states (DFP's goal, weighing
+            its predictions into values), if anything.
         **kwargs: `Policy`'s arguments; an exploration policy is required.
     """
 
@@ -251,6 +256,7 @@ class QPolicy(Policy):
         q_values: QValues,
         constraint: Constraint | None = None,
         ensemble: bool = False,
+        further_inputs: FurtherInputs | None = None,
         **kwargs: Any,
     ) -> None:
         super().__init__(**kwargs)
@@ -259,6 +265,7 @@ class QPolicy(Policy):
         self.q_values = q_values
         self.constraint = constraint
         self.ensemble = ensemble
+        self.further_inputs = further_inputs
         self.noisy = network.online.reset_noise(self.torch_generator)
         """Noisy layers (Fortunato et al., 2018) draw new noise before every decision."""
         if self.action_mask:  # `values` gives it -inf for the illegal actions
@@ -267,6 +274,9 @@ class QPolicy(Policy):
     def values(self, inputs: dict[str, torch.Tensor]) -> torch.Tensor:
         """The values the policy picks from, for a batch of states (no gradient): -inf for
         the actions a constraint or the action mask rules out."""
+        if self.further_inputs is not None:
+            rows = len(next(iter(inputs.values())))
+            inputs = {**inputs, **self.further_inputs(rows)}
         with torch.no_grad():
             values = self.q_values(self.outputs(self.network, inputs))
             if self.constraint is not None:
