@@ -19,6 +19,7 @@ storing, the training schedule, counters and checkpoints.
 from __future__ import annotations
 
 import copy
+from dataclasses import replace
 from typing import Any, ClassVar
 
 import numpy as np
@@ -32,9 +33,9 @@ from coach.agents.learning import Clock, Learner, round_mean
 from coach.agents.log import AgentLog, NullLog, log_ended_episodes
 from coach.agents.networks import build_networks
 from coach.agents.parameters import AgentParameters
-from coach.agents.slots import begin_rows, named_slots, observe_rows
 from coach.core.run_phase import EVALUATE, TRAIN, RunPhase
 from coach.core.types import ActionInfo, EnvResponse, Observation, Transition, any_set
+from coach.memories.memory import SLOT
 from coach.networks.network_wrapper import NetworkWrapper
 
 
@@ -44,6 +45,17 @@ class Agent:
     An agent whose algorithm learns over sequences (``recurrent = True``) may have networks
     with a recurrent middleware: its policy carries their hidden states per copy, and its
     memory keeps them with every step (`coach.agents.hidden_state`).
+
+    On a multi-agent level a copy is a slot (an agent id in one environment copy), and a
+    slot decides only when its id does: at its turns in a turn-based game, until its id
+    leaves in a simultaneous one. The agent then acts for some copies (`act` with
+    ``rows``), observes the outcomes of some (`observe` with ``rows``: each the outcome of
+    the action record the level kept for the slot, `coach.multi_agent.action_records`), and
+    begins episodes in slots whose id decides for the first time without an outcome to
+    observe (`begin`). Everything it keeps per copy takes any subset of them: the policy's
+    hidden states and exploration state step only for the slots that decide (`Policy.act`),
+    its per-copy filters only for the rows given, and a memory that keeps each copy's steps
+    in order gets the rows' slots with the step (`slots_named`).
 
     Args:
         params: The agent's parameters.
@@ -255,7 +267,7 @@ class Agent:
         """
         if rows is not None:
             assert info is not None, "the outcomes of some copies come with their actions"
-            observe_rows(self, response, rows, info)
+            self.observe_slots(response, rows, info)
             return
         learning = self.phase is not EVALUATE
         filters, fresh = self.input_filter, self.fresh_observations
@@ -302,19 +314,62 @@ class Agent:
         if self.phase is TRAIN:
             self.training_env_steps += len(reward)
 
+    def observe_slots(self, response: EnvResponse, rows: np.ndarray, info: ActionInfo) -> None:
+        """`observe` for the outcomes of the copies ``rows`` (row for row in ``response``):
+        their steps stored with the action records they were taken with (``info``, row for
+        row), their state moved on, the other copies' untouched."""
+        learning = self.phase is not EVALUATE
+        next_state = self.input_filter.filter_observation(response.next_observation, learning, rows)
+        if learning:
+            state = {key: value[rows] for key, value in self.state.items()}
+            self.keep_step(state, info, next_state, response, rows)
+        done = response.done
+        if done.any():
+            copies = np.zeros(self.num_envs, dtype=bool)
+            copies[rows[done]] = True
+            self.input_filter.end_episodes(copies)
+            self.handle_episode_ended(done, response, copies)
+        started = response.episode_started
+        if self.policy.hidden and started.any():
+            copies = np.zeros(self.num_envs, dtype=bool)
+            copies[rows[started]] = True
+            self.policy.episodes_started(copies)
+        moved_on = self.input_filter.state_after(response, next_state, fresh=False, rows=rows)
+        for key, value in moved_on.items():
+            self.state[key][rows] = value
+
     def begin(self, observation: Observation, rows: np.ndarray) -> None:
         """Episodes start in the copies ``rows`` at ``observation`` (row for row) without an
-        outcome to observe (`coach.agents.slots.begin_rows`)."""
-        begin_rows(self, observation, rows)
+        outcome to observe: a slot whose id decides for the first time in an episode (the
+        second player of a turn-based game, an id back after its copy reset)."""
+        first = self.input_filter.start_episodes(observation, rows)
+        for key, value in first.items():
+            self.state[key][rows] = value
+        copies = np.zeros(self.num_envs, dtype=bool)
+        copies[rows] = True
+        self.policy.episodes_started(copies)
 
     def store(self, step: Transition, info: ActionInfo, rows: np.ndarray | None = None) -> None:
         """Keep a step for learning (default: in the memory, as it is); ``info`` is the
         action record the step was taken with, ``rows`` the copies of its rows (``None``:
         every copy, in order)."""
         if rows is not None or self.acts_in_slots:
-            step = named_slots(self, step, rows)
+            step = self.slots_named(step, rows)
         if self.memory is not None:
             self.memory.store(step)
+
+    def slots_named(self, step: Transition, rows: np.ndarray | None) -> Transition:
+        """``step`` with its rows' slots named in the `SLOT` column, where the agent's memory
+        keeps each slot's steps in order (its parameters' ``ordered``): the steps of some
+        slots (``rows``), and on a rollout worker every step (the learner's memory places
+        them)."""
+        if not getattr(self.params.memory, "ordered", False):
+            return step
+        if rows is None:
+            if self.learns:
+                return step  # every slot, in order: as the memory takes a single agent's steps
+            rows = np.arange(self.num_envs)
+        return replace(step, extras={**step.extras, SLOT: rows})
 
     def handle_episode_ended(
         self, done: np.ndarray, response: EnvResponse, copies: np.ndarray | None = None

@@ -25,13 +25,13 @@ import numpy as np
 from gymnasium import spaces
 
 from coach.agents.agent import Agent
-from coach.agents.slots import ActionRecords
 from coach.core.run_phase import RunPhase
 from coach.core.types import ActionInfo, EnvResponse, Observation
 from coach.environments.multi_agent import MultiAgentEnvironment, MultiAgentResponse
 from coach.errors import CoachError
 from coach.level_manager import Level
 from coach.logging.experiment_logger import ExperimentLogger
+from coach.multi_agent.action_records import ActionRecords
 from coach.multi_agent.seats import Seats
 from coach.multi_agent.stacked import StackedResponse
 from coach.multi_agent.watchers import Acted, MultiAgentStepObserver, SlotActor
