@@ -202,7 +202,7 @@ class LevelManager(Level):
         self.num_envs = environment.num_envs
         self.fresh_observations = environment.fresh_observations  # what this level answers
         # A goal level's agent sees observations with the goal added: it copies its state.
-        agent.fresh_observations = environment.fresh_observations and goals is None
+        agent.join_level(fresh_observations=environment.fresh_observations and goals is None)
         self.observers: list[StepObserver] = []
         """Told of every reset and step of this level's environment."""
 
@@ -291,7 +291,7 @@ class LevelManager(Level):
         assert goals is not None and self._observation is not None
         goal = np.asarray(goal)
         agent.set_goal(goal)
-        agent.policy.explore = not self.testing_subgoal
+        agent.set_subgoal_test(self.testing_subgoal)
         agent.reset(self._with_goal(self._observation, goal))
         reward = np.zeros(self.num_envs)
         goal_return = np.zeros(self.num_envs)

@@ -137,9 +137,10 @@ class Agent:
         """What the agent decided last: the action record its next `observe` stores."""
         self.fresh_observations = False
         """Its environment makes new observation arrays for every response, which its state
-        keeps uncopied; set by whoever pairs them (level manager, rollout worker)."""
+        keeps uncopied (told by its level, `join_level`)."""
         self.acts_in_slots = False
-        """Its copies are slots of a multi-agent level: some may step without the others."""
+        """Its copies are slots of a multi-agent level: some may step without the others
+        (told by its level, `join_level`)."""
         self.env_steps = 0
         """Env steps acted and stored in heatup and training."""
         self.training_env_steps = 0
@@ -211,6 +212,14 @@ class Agent:
 
     # -- the loop the level manager drives ---------------------------------------------------
 
+    def join_level(self, fresh_observations: bool, in_slots: bool = False) -> None:
+        """Called by the level that drives the agent, when it is made: whether the level's
+        responses hold new observation arrays every time (``fresh_observations``: the state
+        keeps them uncopied, where no filter changes them), and whether the agent's copies
+        are slots of a multi-agent level (``in_slots``: some may step without the others)."""
+        self.fresh_observations = fresh_observations
+        self.acts_in_slots = in_slots
+
     def end_episodes(self) -> None:
         """The episodes in flight stop before they ended (an evaluation begins, the
         environments restart): what waits for their end to be stored (n-step windows, held
@@ -232,6 +241,12 @@ class Agent:
     def set_goal(self, goal: Any) -> None:
         """Take a goal (or option) from the level above."""
         self.goal = goal
+
+    def set_subgoal_test(self, testing: bool) -> None:
+        """Whether the level above tests the goal it gave now, a subgoal it proposed (HAC's
+        subgoal testing, Levy et al., 2019): while it does, the agent acts without
+        exploration, so that a subgoal missed is one its policy cannot reach."""
+        self.policy.explore = not testing
 
     def act(self, rows: np.ndarray | None = None) -> ActionInfo:
         """Decide actions for the current state of every copy, or of the copies ``rows``

@@ -103,8 +103,8 @@ class MultiAgentLevelManager(Level):
         """Each slot's last action record, until its outcome comes (`ActionRecords`)."""
         self._agents = {name: a for name, a in agents.items() if isinstance(a, Agent)}
         for agent in self._agents.values():
-            agent.fresh_observations = True  # the level gathers new arrays for every agent
-            agent.acts_in_slots = True
+            # The level gathers new arrays for every agent, and drives its copies as slots.
+            agent.join_level(fresh_observations=True, in_slots=True)
 
     @property
     def agents(self) -> dict[str, Agent]:
