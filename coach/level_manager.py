@@ -287,7 +287,8 @@ class LevelManager(Level):
 
     def _pursue(self, goal: Any) -> EnvResponse:
         """One sub-episode towards ``goal``; the environment's steps answered as one."""
-        goals, agent = self.goals, self.agent
+        goals = self.goals
+        agent = self.agent
         assert goals is not None and self._observation is not None
         goal = np.asarray(goal)
         agent.set_goal(goal)

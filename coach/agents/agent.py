@@ -145,8 +145,10 @@ class Agent:
         """Env steps acted and stored in heatup and training."""
         self.training_env_steps = 0
         """Env steps acted in training (the clock of the training schedule)."""
-        self.training_rounds, self.training_steps = 0, 0
-        """Training rounds and gradient steps taken."""
+        self.training_rounds = 0
+        """Training rounds taken."""
+        self.training_steps = 0
+        """Gradient steps taken."""
         self.episodes = 0
         """Episodes finished in heatup and training."""
         self.policy: Policy = self.make_policy()
@@ -285,7 +287,8 @@ class Agent:
             self.observe_slots(response, rows, info)
             return
         learning = self.phase is not EVALUATE
-        filters, fresh = self.input_filter, self.fresh_observations
+        filters = self.input_filter
+        fresh = self.fresh_observations
         plain = fresh and not filters.filters_observations  # the environment's arrays as they are
         next_state = response.next_observation
         if not plain:
@@ -318,12 +321,17 @@ class Agent:
         reward = response.reward
         if self.input_filter.reward_filters:
             reward = self.input_filter.filter_reward(reward, True, rows)
-        # The fields in their order (keywords cost a microsecond more a step); the extras
-        # are a fresh record per action: no copy needed.
+        # Transition's fields in their order. The extras are a fresh record per action: no
+        # copy needed.
         step = Transition(
-            state, info.action, reward, next_state,
-            response.terminated, response.truncated, info.memory_extras,
-        )  # fmt: skip
+            state,
+            info.action,
+            reward,
+            next_state,
+            response.terminated,
+            response.truncated,
+            info.memory_extras,
+        )
         self.store(step, info, rows)
         self.env_steps += len(reward)
         if self.phase is TRAIN:

@@ -238,7 +238,8 @@ class NECAgent(HoldsEpisodes, QAgent):
 
     def _finish(self, episode: Transition) -> dict[str, np.ndarray]:
         """An ended episode's returns; its keys and returns enter the dictionaries."""
-        network, algorithm = self.networks["main"], self.algorithm
+        network = self.networks["main"]
+        algorithm = self.algorithm
         length = len(episode.reward)
         with torch.no_grad():
             keys = torch.cat(

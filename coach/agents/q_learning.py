@@ -310,8 +310,10 @@ class QAgent(Agent):
                 f"episode's history, which off-policy evaluation of single states does not give"
             )
         count = len(next(iter(states.values())))
-        q_parts, probability_parts = [], []
-        policy, exploration = self.policy, self.exploration
+        q_parts = []
+        probability_parts = []
+        policy = self.policy
+        exploration = self.exploration
         assert isinstance(policy, QPolicy) and exploration is not None
         with torch.no_grad():
             for start in range(0, count, EVALUATION_CHUNK):
