@@ -202,7 +202,7 @@ class LevelManager(Level):
         self.num_envs = environment.num_envs
         self.fresh_observations = environment.fresh_observations  # what this level answers
         # A goal level's agent sees observations with the goal added: it copies its state.
-        agent.fresh_observations = environment.fresh_observations and goals is None
+        agent.join_level(fresh_observations=environment.fresh_observations and goals is None)
         self.observers: list[StepObserver] = []
         """Told of every reset and step of this level's environment."""
 
@@ -287,11 +287,12 @@ class LevelManager(Level):
 
     def _pursue(self, goal: Any) -> EnvResponse:
         """One sub-episode towards ``goal``; the environment's steps answered as one."""
-        goals, agent = self.goals, self.agent
+        goals = self.goals
+        agent = self.agent
         assert goals is not None and self._observation is not None
         goal = np.asarray(goal)
         agent.set_goal(goal)
-        agent.policy.explore = not self.testing_subgoal
+        agent.set_subgoal_test(self.testing_subgoal)
         agent.reset(self._with_goal(self._observation, goal))
         reward = np.zeros(self.num_envs)
         goal_return = np.zeros(self.num_envs)

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from coach import (
     ConstantSchedule,
-    DDPGAgentParameters,
     EnvironmentEpisodes,
     EnvironmentSteps,
     GymEnvironmentParameters,
@@ -18,6 +17,7 @@ from coach import (
     PresetValidation,
     ScheduleParameters,
 )
+from coach.agents.critics import ContinuousActorCriticAgentParameters
 from coach.agents.parameters import AgentParameters
 from coach.exploration.additive_noise import AdditiveNoiseParameters
 from coach.filters.action import LinearBoxToBoxMap
@@ -47,7 +47,7 @@ def validation() -> PresetValidation:
     return PresetValidation(min_reward=-200, max_env_steps=BUDGET, seeds=(0, 1, 2))
 
 
-def train_per_episode(agent: DDPGAgentParameters) -> None:
+def train_per_episode(agent: ContinuousActorCriticAgentParameters) -> None:
     """RL Zoo's TD3 and DDPG settings: after each 200-step episode, 200 gradient steps on
     batches of 256; discount 0.98, a replay of 200,000, Gaussian noise of 0.1 in the [-1, 1]
     action box."""

@@ -5,6 +5,9 @@ weights only), the exploration, the per-copy acting state (the hidden states of 
 networks, `coach.agents.hidden_state`), and whether it logs its behaviour for a dataset
 being recorded. Agents compose one (`Agent.policy`) with their learning code; rollout
 workers, evaluation and dataset recording drive the policy alone, through `Policy.act`.
+Beside the base are the policies that agents of several algorithms act with: on action
+values (`QPolicy`) and with a deterministic actor (`DeterministicPolicy`); a policy of one
+algorithm's own lives in its module.
 
 Heatup acts uniformly at random for every policy, in blocks drawn at once (one draw per
 step would cost more than the step of a cheap environment); where the observations carry an
@@ -224,6 +227,9 @@ QValues = Callable[[dict[str, torch.Tensor]], torch.Tensor]
 Constraint = Callable[[torch.Tensor, dict[str, torch.Tensor]], torch.Tensor]
 """The values the policy may pick from, given Q-values (B, A) and the states: fewer actions
 (-inf) for a batch-constrained agent."""
+FurtherInputs = Callable[[int], dict[str, torch.Tensor]]
+"""Network inputs that are no part of the states, for a batch of so many of them (DFP's
+goal)."""
 
 
 class QPolicy(Policy):
@@ -239,6 +245,8 @@ class QPolicy(Policy):
         constraint: Rules actions out of the choice (BCQ), if given.
         ensemble: The values are per head (B, K, A): the exploration picks a head, and the
             action record carries their mean.
+        further_inputs: What the network reads beside the states (DFP's goal, weighing
+            its predictions into values), if anything.
         **kwargs: `Policy`'s arguments; an exploration policy is required.
     """
 
@@ -248,6 +256,7 @@ class QPolicy(Policy):
         q_values: QValues,
         constraint: Constraint | None = None,
         ensemble: bool = False,
+        further_inputs: FurtherInputs | None = None,
         **kwargs: Any,
     ) -> None:
         super().__init__(**kwargs)
@@ -256,6 +265,7 @@ class QPolicy(Policy):
         self.q_values = q_values
         self.constraint = constraint
         self.ensemble = ensemble
+        self.further_inputs = further_inputs
         self.noisy = network.online.reset_noise(self.torch_generator)
         """Noisy layers (Fortunato et al., 2018) draw new noise before every decision."""
         if self.action_mask:  # `values` gives it -inf for the illegal actions
@@ -264,6 +274,9 @@ class QPolicy(Policy):
     def values(self, inputs: dict[str, torch.Tensor]) -> torch.Tensor:
         """The values the policy picks from, for a batch of states (no gradient): -inf for
         the actions a constraint or the action mask rules out."""
+        if self.further_inputs is not None:
+            rows = len(next(iter(inputs.values())))
+            inputs = {**inputs, **self.further_inputs(rows)}
         with torch.no_grad():
             values = self.q_values(self.outputs(self.network, inputs))
             if self.constraint is not None:
@@ -298,6 +311,43 @@ class QPolicy(Policy):
             values = values.mean(dim=1)
         assert isinstance(self.action_space, spaces.Discrete)
         return values.argmax(dim=1) + int(self.action_space.start)
+
+
+class DeterministicPolicy(Policy):
+    """Acts with a deterministic actor's actions, with the exploration's noise in training
+    (none while the level above tests a subgoal): how DDPG, TD3 and HAC's levels act, and
+    NAF with its ``mu(s)``.
+
+    Args:
+        actor: The actor network (a ``policy`` head).
+        **kwargs: `Policy`'s arguments.
+    """
+
+    def __init__(self, actor: NetworkWrapper, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.actor = actor
+
+    def actions(self, state: Observation) -> np.ndarray:
+        """The actor's actions for a batch of states, before exploration."""
+        with torch.no_grad():
+            return self.outputs(self.actor, self.tensors(state))["policy"].cpu().numpy()
+
+    def decide(self, state: Observation, phase: RunPhase) -> ActionInfo:
+        actions = self.actions(state)
+        if self.exploration is not None:
+            actions = self.exploration.get_action(
+                actions, phase if self.explore else RunPhase.EVALUATE
+            )
+        return ActionInfo(action=actions.astype(self.action_space.dtype, copy=False))
+
+    def greedy(self, inputs: dict[str, torch.Tensor]) -> torch.Tensor:
+        actions: torch.Tensor = self.actor(inputs)["policy"]
+        bounds = self.exploration.evaluation_bounds() if self.exploration is not None else None
+        if bounds is None:
+            return actions
+        # As the exploration clips (in float64, then back to the action's dtype).
+        low, high = (torch.as_tensor(b, dtype=torch.float64, device=self.device) for b in bounds)
+        return torch.clamp(actions.double(), low, high).to(actions.dtype)
 
 
 def action_bounds(

@@ -19,8 +19,9 @@ from coach.memories.rollout import RolloutParameters
 
 
 @dataclass(slots=True, kw_only=True)
-class ActorCriticAlgorithmParameters(OnPolicyAlgorithmParameters):
-    """A2C's algorithm parameters."""
+class A2CAlgorithmParameters(OnPolicyAlgorithmParameters):
+    """A2C's algorithm parameters (named for the algorithm: `ActorCriticAlgorithmParameters`
+    is the off-policy actor-critics' base, `coach.agents.critics`)."""
 
     gae_lambda: float = 1.0
     """GAE's lambda (1: n-step returns to the end of the block)."""
@@ -34,9 +35,7 @@ class ActorCriticAlgorithmParameters(OnPolicyAlgorithmParameters):
 class ActorCriticAgentParameters(OnPolicyAgentParameters):
     """An A2C agent."""
 
-    algorithm: ActorCriticAlgorithmParameters = field(
-        default_factory=ActorCriticAlgorithmParameters
-    )
+    algorithm: A2CAlgorithmParameters = field(default_factory=A2CAlgorithmParameters)
     """The algorithm's parameters."""
     memory: MemoryParameters | None = field(
         default_factory=lambda: RolloutParameters(rollout_length=5)

@@ -19,6 +19,7 @@ storing, the training schedule, counters and checkpoints.
 from __future__ import annotations
 
 import copy
+from dataclasses import replace
 from typing import Any, ClassVar
 
 import numpy as np
@@ -32,9 +33,9 @@ from coach.agents.learning import Clock, Learner, round_mean
 from coach.agents.log import AgentLog, NullLog, log_ended_episodes
 from coach.agents.networks import build_networks
 from coach.agents.parameters import AgentParameters
-from coach.agents.slots import begin_rows, named_slots, observe_rows
 from coach.core.run_phase import EVALUATE, TRAIN, RunPhase
 from coach.core.types import ActionInfo, EnvResponse, Observation, Transition, any_set
+from coach.memories.memory import SLOT
 from coach.networks.network_wrapper import NetworkWrapper
 
 
@@ -44,6 +45,17 @@ class Agent:
     An agent whose algorithm learns over sequences (``recurrent = True``) may have networks
     with a recurrent middleware: its policy carries their hidden states per copy, and its
     memory keeps them with every step (`coach.agents.hidden_state`).
+
+    On a multi-agent level a copy is a slot (an agent id in one environment copy), and a
+    slot decides only when its id does: at its turns in a turn-based game, until its id
+    leaves in a simultaneous one. The agent then acts for some copies (`act` with
+    ``rows``), observes the outcomes of some (`observe` with ``rows``: each the outcome of
+    the action record the level kept for the slot, `coach.multi_agent.action_records`), and
+    begins episodes in slots whose id decides for the first time without an outcome to
+    observe (`begin`). Everything it keeps per copy takes any subset of them: the policy's
+    hidden states and exploration state step only for the slots that decide (`Policy.act`),
+    its per-copy filters only for the rows given, and a memory that keeps each copy's steps
+    in order gets the rows' slots with the step (`slots_named`).
 
     Args:
         params: The agent's parameters.
@@ -125,15 +137,18 @@ class Agent:
         """What the agent decided last: the action record its next `observe` stores."""
         self.fresh_observations = False
         """Its environment makes new observation arrays for every response, which its state
-        keeps uncopied; set by whoever pairs them (level manager, rollout worker)."""
+        keeps uncopied (told by its level, `join_level`)."""
         self.acts_in_slots = False
-        """Its copies are slots of a multi-agent level: some may step without the others."""
+        """Its copies are slots of a multi-agent level: some may step without the others
+        (told by its level, `join_level`)."""
         self.env_steps = 0
         """Env steps acted and stored in heatup and training."""
         self.training_env_steps = 0
         """Env steps acted in training (the clock of the training schedule)."""
-        self.training_rounds, self.training_steps = 0, 0
-        """Training rounds and gradient steps taken."""
+        self.training_rounds = 0
+        """Training rounds taken."""
+        self.training_steps = 0
+        """Gradient steps taken."""
         self.episodes = 0
         """Episodes finished in heatup and training."""
         self.policy: Policy = self.make_policy()
@@ -199,6 +214,14 @@ class Agent:
 
     # -- the loop the level manager drives ---------------------------------------------------
 
+    def join_level(self, fresh_observations: bool, in_slots: bool = False) -> None:
+        """Called by the level that drives the agent, when it is made: whether the level's
+        responses hold new observation arrays every time (``fresh_observations``: the state
+        keeps them uncopied, where no filter changes them), and whether the agent's copies
+        are slots of a multi-agent level (``in_slots``: some may step without the others)."""
+        self.fresh_observations = fresh_observations
+        self.acts_in_slots = in_slots
+
     def end_episodes(self) -> None:
         """The episodes in flight stop before they ended (an evaluation begins, the
         environments restart): what waits for their end to be stored (n-step windows, held
@@ -220,6 +243,12 @@ class Agent:
     def set_goal(self, goal: Any) -> None:
         """Take a goal (or option) from the level above."""
         self.goal = goal
+
+    def set_subgoal_test(self, testing: bool) -> None:
+        """Whether the level above tests the goal it gave now, a subgoal it proposed (HAC's
+        subgoal testing, Levy et al., 2019): while it does, the agent acts without
+        exploration, so that a subgoal missed is one its policy cannot reach."""
+        self.policy.explore = not testing
 
     def act(self, rows: np.ndarray | None = None) -> ActionInfo:
         """Decide actions for the current state of every copy, or of the copies ``rows``
@@ -255,10 +284,11 @@ class Agent:
         """
         if rows is not None:
             assert info is not None, "the outcomes of some copies come with their actions"
-            observe_rows(self, response, rows, info)
+            self.observe_slots(response, rows, info)
             return
         learning = self.phase is not EVALUATE
-        filters, fresh = self.input_filter, self.fresh_observations
+        filters = self.input_filter
+        fresh = self.fresh_observations
         plain = fresh and not filters.filters_observations  # the environment's arrays as they are
         next_state = response.next_observation
         if not plain:
@@ -291,30 +321,78 @@ class Agent:
         reward = response.reward
         if self.input_filter.reward_filters:
             reward = self.input_filter.filter_reward(reward, True, rows)
-        # The fields in their order (keywords cost a microsecond more a step); the extras
-        # are a fresh record per action: no copy needed.
+        # Transition's fields in their order. The extras are a fresh record per action: no
+        # copy needed.
         step = Transition(
-            state, info.action, reward, next_state,
-            response.terminated, response.truncated, info.memory_extras,
-        )  # fmt: skip
+            state,
+            info.action,
+            reward,
+            next_state,
+            response.terminated,
+            response.truncated,
+            info.memory_extras,
+        )
         self.store(step, info, rows)
         self.env_steps += len(reward)
         if self.phase is TRAIN:
             self.training_env_steps += len(reward)
 
+    def observe_slots(self, response: EnvResponse, rows: np.ndarray, info: ActionInfo) -> None:
+        """`observe` for the outcomes of the copies ``rows`` (row for row in ``response``):
+        their steps stored with the action records they were taken with (``info``, row for
+        row), their state moved on, the other copies' untouched."""
+        learning = self.phase is not EVALUATE
+        next_state = self.input_filter.filter_observation(response.next_observation, learning, rows)
+        if learning:
+            state = {key: value[rows] for key, value in self.state.items()}
+            self.keep_step(state, info, next_state, response, rows)
+        done = response.done
+        if done.any():
+            copies = np.zeros(self.num_envs, dtype=bool)
+            copies[rows[done]] = True
+            self.input_filter.end_episodes(copies)
+            self.handle_episode_ended(done, response, copies)
+        started = response.episode_started
+        if self.policy.hidden and started.any():
+            copies = np.zeros(self.num_envs, dtype=bool)
+            copies[rows[started]] = True
+            self.policy.episodes_started(copies)
+        moved_on = self.input_filter.state_after(response, next_state, fresh=False, rows=rows)
+        for key, value in moved_on.items():
+            self.state[key][rows] = value
+
     def begin(self, observation: Observation, rows: np.ndarray) -> None:
         """Episodes start in the copies ``rows`` at ``observation`` (row for row) without an
-        outcome to observe (`coach.agents.slots.begin_rows`)."""
-        begin_rows(self, observation, rows)
+        outcome to observe: a slot whose id decides for the first time in an episode (the
+        second player of a turn-based game, an id back after its copy reset)."""
+        first = self.input_filter.start_episodes(observation, rows)
+        for key, value in first.items():
+            self.state[key][rows] = value
+        copies = np.zeros(self.num_envs, dtype=bool)
+        copies[rows] = True
+        self.policy.episodes_started(copies)
 
     def store(self, step: Transition, info: ActionInfo, rows: np.ndarray | None = None) -> None:
         """Keep a step for learning (default: in the memory, as it is); ``info`` is the
         action record the step was taken with, ``rows`` the copies of its rows (``None``:
         every copy, in order)."""
         if rows is not None or self.acts_in_slots:
-            step = named_slots(self, step, rows)
+            step = self.slots_named(step, rows)
         if self.memory is not None:
             self.memory.store(step)
+
+    def slots_named(self, step: Transition, rows: np.ndarray | None) -> Transition:
+        """``step`` with its rows' slots named in the `SLOT` column, where the agent's memory
+        keeps each slot's steps in order (its parameters' ``ordered``): the steps of some
+        slots (``rows``), and on a rollout worker every step (the learner's memory places
+        them)."""
+        if not getattr(self.params.memory, "ordered", False):
+            return step
+        if rows is None:
+            if self.learns:
+                return step  # every slot, in order: as the memory takes a single agent's steps
+            rows = np.arange(self.num_envs)
+        return replace(step, extras={**step.extras, SLOT: rows})
 
     def handle_episode_ended(
         self, done: np.ndarray, response: EnvResponse, copies: np.ndarray | None = None

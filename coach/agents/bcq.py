@@ -20,11 +20,11 @@ import torch.nn.functional as F
 
 from coach import validation as check
 from coach.agents.acting import Policy, QPolicy
-from coach.agents.ddqn import DDQNAgentParameters
 from coach.agents.learning import Learner, td_targets
 from coach.agents.q_learning import (
     BatchDQNAlgorithmParameters,
     QAgent,
+    QAgentParameters,
     QLearner,
     double_q_target_values,
     regression_rows,
@@ -55,8 +55,10 @@ class DDQNBCQAlgorithmParameters(BatchDQNAlgorithmParameters):
 
 
 @dataclass(slots=True, kw_only=True)
-class DDQNBCQAgentParameters(DDQNAgentParameters):
-    """A DDQN agent with a behaviour model (``imitation``) that constrains its actions."""
+class DDQNBCQAgentParameters(QAgentParameters):
+    """A DDQN-BCQ agent: the value family's defaults (e-greedy, uniform replay), double
+    Q-learning on the dataset, and a behaviour model (``imitation``) that constrains its
+    actions."""
 
     algorithm: DDQNBCQAlgorithmParameters = field(default_factory=DDQNBCQAlgorithmParameters)
     """The algorithm's parameters."""

@@ -118,6 +118,8 @@ class CategoricalDQNLearner(QLearner):
         **kwargs: `QLearner`'s arguments.
     """
 
+    algorithm: CategoricalDQNAlgorithmParameters
+
     def __init__(self, support: torch.Tensor, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.support = support

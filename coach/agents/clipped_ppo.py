@@ -102,11 +102,13 @@ class ClippedPPOLearner(OnPolicyLearner):
                 policy_loss = clipped_surrogate_loss(
                     log_prob, b.extras["log_prob"], advantages, clip
                 )
-                values, returns = view.values, b.extras["returns"]
+                values = view.values
+                returns = b.extras["returns"]
                 if algorithm.value_clip_range is None:
                     value_loss = value_error(values, returns)
                 else:  # the new value stays within the clip range of the logged one
-                    bound, old = algorithm.value_clip_range, b.extras["value"]
+                    bound = algorithm.value_clip_range
+                    old = b.extras["value"]
                     clipped = old + (values - old).clamp(-bound, bound)
                     value_loss = torch.max((values - returns) ** 2, (clipped - returns) ** 2)
                     value_loss = value_loss.mean()

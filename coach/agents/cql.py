@@ -18,11 +18,11 @@ from dataclasses import dataclass, field
 import torch
 
 from coach import validation as check
-from coach.agents.ddqn import DDQNAgentParameters
 from coach.agents.learning import Learner, td_targets
 from coach.agents.q_learning import (
     BatchDQNAlgorithmParameters,
     QAgent,
+    QAgentParameters,
     QLearner,
     double_q_target_values,
     greedy_target_values,
@@ -46,8 +46,9 @@ class CQLAlgorithmParameters(BatchDQNAlgorithmParameters):
 
 
 @dataclass(slots=True, kw_only=True)
-class CQLAgentParameters(DDQNAgentParameters):
-    """A DDQN agent with the CQL(H) penalty."""
+class CQLAgentParameters(QAgentParameters):
+    """A CQL agent: the value family's defaults (e-greedy, uniform replay, one Q network with
+    a target copy), double Q-learning on the dataset with the CQL(H) penalty."""
 
     algorithm: CQLAlgorithmParameters = field(default_factory=CQLAlgorithmParameters)
     """The algorithm's parameters."""

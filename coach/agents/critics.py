@@ -1,10 +1,13 @@
-"""What the off-policy actor-critic agents share (DDPG, TD3, SAC and HAC): networks built
-alike, critics that read the action as an input, the pieces of their updates as functions,
-and the family's agent (`ContinuousActorCritic`) and learner (`ActorCriticLearner`) bases.
+"""What the off-policy actor-critic agents share (DDPG, TD3, SAC, Wolpertinger and HAC's
+levels): networks built alike, critics that read the action as an input, the pieces of their
+updates as functions, and the family's bases: parameters
+(`ActorCriticAlgorithmParameters`, `ContinuousActorCriticAgentParameters`), agent
+(`ContinuousActorCritic`) and learner (`ActorCriticLearner`).
 
-Each algorithm's agent derives from `ContinuousActorCritic` and its learner from
-`ActorCriticLearner` directly, and its `learn` is the update, top to bottom: none inherits
-another's (HAC is DDPG's, level by level).
+Each algorithm's parameters, agent and learner derive from these bases directly, and its
+`learn` is the update, top to bottom: none inherits another algorithm's class. What two
+algorithms share is a function (a HAC level learns by DDPG's update,
+`coach.agents.ddpg.ddpg_update`, with its own bootstrap).
 The critic reads the action as one more input (an ``"action"`` input embedder), so one
 `NetworkParameters` describes it like any other network.
 """
@@ -14,8 +17,8 @@ from __future__ import annotations
 import functools
 from collections.abc import Iterator
 from contextlib import AbstractContextManager, contextmanager
-from dataclasses import dataclass
-from typing import Any
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
 
 import torch
 import torch.nn.functional as F
@@ -28,6 +31,10 @@ from coach.agents.learning import Learner, td_targets
 from coach.agents.parameters import AgentParameters
 from coach.core.types import Batch
 from coach.errors import CoachError
+from coach.exploration.additive_noise import AdditiveNoiseParameters
+from coach.exploration.exploration_policy import ExplorationParameters
+from coach.memories.experience_replay import ExperienceReplayParameters
+from coach.memories.memory import MemoryParameters
 from coach.networks.ensemble import NetworkEnsemble
 from coach.networks.heads import DeterministicPolicyHeadParameters, HeadParameters, VHeadParameters
 from coach.networks.network_wrapper import NetworkWrapper
@@ -72,9 +79,13 @@ def critic_network(
     )
 
 
-def actor_critic_networks(critics: tuple[str, ...] = ("critic",)) -> dict[str, NetworkParameters]:
-    """DDPG's family of networks (Fujimoto et al.'s re-tuned DDPG): an ``actor`` and the
-    named critics, each of 400 and 300 units with Adam at 1e-3 and a target copy."""
+def continuous_actor_critic_networks(
+    critics: tuple[str, ...] = ("critic",),
+) -> dict[str, NetworkParameters]:
+    """The continuous actor-critics' networks (Fujimoto et al.'s re-tuned DDPG): an
+    ``actor`` and the named critics, each of 400 and 300 units with Adam at 1e-3 and a
+    target copy. (The on-policy agents' separate actor and critic, V-valued, are
+    `coach.agents.on_policy.actor_critic_networks`.)"""
     networks = {"actor": actor_network([400, 300], 1e-3)}
     networks.update({name: critic_network([400, 300], 1e-3) for name in critics})
     return networks
@@ -99,6 +110,34 @@ class ActorCriticAlgorithmParameters(AlgorithmParameters):
     def validate(self) -> None:
         AlgorithmParameters.validate(self)
         check.number("tau", self.tau, 0, 1, low_open=True)
+
+
+@dataclass(slots=True, kw_only=True)
+class ContinuousActorCriticAgentParameters(AgentParameters):
+    """What an off-policy actor-critic agent's parameters start from, the base of each
+    algorithm's: Gaussian exploration noise, uniform replay, an actor and a critic of 400
+    and 300 units (Fujimoto et al.'s re-tuned DDPG), each with a target copy. An algorithm
+    changes what it does differently (TD3 its twin critics, SAC its own exploration and
+    networks, a HAC level its hindsight memory)."""
+
+    abstract: ClassVar[bool] = True
+
+    algorithm: ActorCriticAlgorithmParameters = field(
+        default_factory=ActorCriticAlgorithmParameters
+    )
+    """The algorithm's parameters."""
+    exploration: ExplorationParameters | None = field(default_factory=AdditiveNoiseParameters)
+    """Noise added to the actor's actions in training (Gaussian, or `OUProcessParameters`)."""
+    memory: MemoryParameters | None = field(default_factory=ExperienceReplayParameters)
+    """The replay memory."""
+    network_wrappers: dict[str, NetworkParameters] = field(
+        default_factory=continuous_actor_critic_networks
+    )
+    """The ``actor`` and the ``critic``."""
+
+    def validate(self) -> None:
+        check.component("memory", self.memory, "ExperienceReplayParameters()", optional=False)
+        AgentParameters.validate(self)
 
 
 # -- the pieces of an update ----------------------------------------------------------------

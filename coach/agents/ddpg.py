@@ -8,41 +8,31 @@ exploration noise (Ornstein-Uhlenbeck or Gaussian) to ``mu(s)`` in training, non
 evaluation.
 
 The critic reads the action as one more input (`coach.agents.critics`, which also holds
-what DDPG shares with TD3, SAC and HAC).
+the family's bases and the pieces DDPG shares with TD3, SAC and Wolpertinger). DDPG's
+update is a function, `ddpg_update`, which a HAC level's learner calls too.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
 
-import numpy as np
 import torch
 
-from coach import validation as check
-from coach.agents.acting import Policy
+from coach.agents.acting import DeterministicPolicy, Policy
 from coach.agents.critics import (
     ActorCriticAlgorithmParameters,
     ActorCriticLearner,
     ContinuousActorCritic,
-    actor_critic_networks,
+    ContinuousActorCriticAgentParameters,
+    Critics,
     actor_network,
     critic_network,
     soft_update,
     with_action,
 )
 from coach.agents.learning import Learner, on_device
-from coach.agents.parameters import AgentParameters
-from coach.core.run_phase import RunPhase
-from coach.core.types import ActionInfo, Batch, Observation
-from coach.exploration.additive_noise import AdditiveNoiseParameters
-from coach.exploration.exploration_policy import ExplorationParameters
-from coach.memories.experience_replay import ExperienceReplayParameters
-from coach.memories.memory import MemoryParameters
+from coach.core.types import Batch
 from coach.networks.network_wrapper import NetworkWrapper
-from coach.networks.parameters import (
-    NetworkParameters,
-)
 
 
 @dataclass(slots=True, kw_only=True)
@@ -52,61 +42,16 @@ class DDPGAlgorithmParameters(ActorCriticAlgorithmParameters):
 
 
 @dataclass(slots=True, kw_only=True)
-class DDPGAgentParameters(AgentParameters):
+class DDPGAgentParameters(ContinuousActorCriticAgentParameters):
     """A DDPG agent: Gaussian exploration noise, uniform replay, an actor and a critic of
-    400 and 300 units (Fujimoto et al.'s re-tuned DDPG), each with a target copy."""
+    400 and 300 units (Fujimoto et al.'s re-tuned DDPG), each with a target copy (the
+    family's defaults, `ContinuousActorCriticAgentParameters`)."""
 
     algorithm: DDPGAlgorithmParameters = field(default_factory=DDPGAlgorithmParameters)
     """The algorithm's parameters."""
-    exploration: ExplorationParameters | None = field(default_factory=AdditiveNoiseParameters)
-    """Noise added to the actor's actions in training (Gaussian, or `OUProcessParameters`)."""
-    memory: MemoryParameters | None = field(default_factory=ExperienceReplayParameters)
-    """The replay memory."""
-    network_wrappers: dict[str, NetworkParameters] = field(default_factory=actor_critic_networks)
-    """The ``actor`` and the ``critic``."""
-
-    def validate(self) -> None:
-        check.component("memory", self.memory, "ExperienceReplayParameters()", optional=False)
-        AgentParameters.validate(self)
 
     def agent_class(self) -> type[ContinuousActorCritic]:
         return DDPGAgent
-
-
-class DeterministicPolicy(Policy):
-    """Acts with a deterministic actor's actions, with the exploration's noise in training
-    (none while the level above tests a subgoal).
-
-    Args:
-        actor: The actor network (a ``policy`` head).
-        **kwargs: `Policy`'s arguments.
-    """
-
-    def __init__(self, actor: NetworkWrapper, **kwargs: Any) -> None:
-        super().__init__(**kwargs)
-        self.actor = actor
-
-    def actions(self, state: Observation) -> np.ndarray:
-        """The actor's actions for a batch of states, before exploration."""
-        with torch.no_grad():
-            return self.outputs(self.actor, self.tensors(state))["policy"].cpu().numpy()
-
-    def decide(self, state: Observation, phase: RunPhase) -> ActionInfo:
-        actions = self.actions(state)
-        if self.exploration is not None:
-            actions = self.exploration.get_action(
-                actions, phase if self.explore else RunPhase.EVALUATE
-            )
-        return ActionInfo(action=actions.astype(self.action_space.dtype, copy=False))
-
-    def greedy(self, inputs: dict[str, torch.Tensor]) -> torch.Tensor:
-        actions: torch.Tensor = self.actor(inputs)["policy"]
-        bounds = self.exploration.evaluation_bounds() if self.exploration is not None else None
-        if bounds is None:
-            return actions
-        # As the exploration clips (in float64, then back to the action's dtype).
-        low, high = (torch.as_tensor(b, dtype=torch.float64, device=self.device) for b in bounds)
-        return torch.clamp(actions.double(), low, high).to(actions.dtype)
 
 
 class DDPGAgent(ContinuousActorCritic):
@@ -121,22 +66,38 @@ class DDPGAgent(ContinuousActorCritic):
         return DDPGLearner(**self.learner_arguments())
 
 
+def target_actor_values(
+    actor: NetworkWrapper, critics: Critics, next_states: dict[str, torch.Tensor]
+) -> torch.Tensor:
+    """``Q'(s', mu'(s'))`` (B,): the target critic at the target actor's actions (the
+    smallest of the target critics', where there are several)."""
+    inputs = with_action(next_states, actor.target_predict(next_states)["policy"])
+    return critics.target_min(inputs)
+
+
+def ddpg_update(learner: ActorCriticLearner, b: Batch) -> dict[str, float | torch.Tensor]:
+    """DDPG's gradient step on a batch on the learner's device: the critic on the one-step TD
+    target from the learner's `bootstrap_values`, the actor up the critic, both targets a
+    step closer. A HAC level learns by it too, with targets of its own
+    (`coach.agents.hac.HACLearner`)."""
+    tau = learner.algorithm.tau
+    losses = learner.regress_critics(b)  # the critic on the one-step TD target
+    losses["actor_loss"] = learner.climb_first_critic(b.states)  # maximize Q(s, mu(s))
+    soft_update([learner.actor], tau)
+    learner.critics.update_target(tau)
+    return losses
+
+
 class DDPGLearner(ActorCriticLearner):
-    """DDPG's update: the critic on the one-step TD target through the target actor and
-    critic, the actor up the critic, both targets a step closer."""
+    """DDPG's update (`ddpg_update`): the critic on the one-step TD target through the target
+    actor and critic, the actor up the critic, both targets a step closer."""
 
     def bootstrap_values(self, next_states: dict[str, torch.Tensor]) -> torch.Tensor:
         """``Q'(s', mu'(s'))`` (B,): the target critic at the target actor's actions."""
-        inputs = with_action(next_states, self.actor.target_predict(next_states)["policy"])
-        return self.critics.target_min(inputs)  # the one critic's
+        return target_actor_values(self.actor, self.critics, next_states)
 
     def learn(self, batch: Batch) -> dict[str, float | torch.Tensor]:
-        b = on_device(batch, self.device)
-        losses = self.regress_critics(b)  # the critic on the one-step TD target
-        losses["actor_loss"] = self.climb_first_critic(b.states)  # maximize Q(s, mu(s))
-        soft_update([self.actor], self.algorithm.tau)
-        self.critics.update_target(self.algorithm.tau)
-        return losses
+        return ddpg_update(self, on_device(batch, self.device))
 
 
 __all__ = [
@@ -147,5 +108,7 @@ __all__ = [
     "DeterministicPolicy",
     "actor_network",
     "critic_network",
+    "ddpg_update",
+    "target_actor_values",
     "with_action",
 ]

@@ -43,7 +43,7 @@ from coach.agents.parameters import AgentParameters
 from coach.core.run_phase import RunPhase
 from coach.core.spaces import first_action
 from coach.core.step_units import EnvironmentSteps
-from coach.core.types import Batch, Observation, Transition
+from coach.core.types import Batch, Transition
 from coach.environments.measurements import MEASUREMENTS
 from coach.errors import CoachError
 from coach.exploration.e_greedy import EGreedyParameters
@@ -185,21 +185,6 @@ def goal_weights(
     return np.outer(offsets, measurement_weights).ravel().astype(np.float32)
 
 
-class GoalPolicy(QPolicy):
-    """E-greedy on goal-weighed predictions: every batch of states gets the agent's current
-    goal as the network's ``goal`` input."""
-
-    def __init__(self, agent: DFPAgent, **kwargs: Any) -> None:
-        super().__init__(**kwargs)
-        self.agent = agent
-
-    def tensors(self, observation: Observation) -> dict[str, torch.Tensor]:
-        inputs = super().tensors(observation)
-        rows = len(next(iter(observation.values())))
-        inputs[GOAL] = self.agent.goal_tensor().expand(rows, -1)
-        return inputs
-
-
 class DFPAgent(HoldsEpisodes):
     """Direct Future Prediction: act on the predicted changes of the measurements."""
 
@@ -258,6 +243,11 @@ class DFPAgent(HoldsEpisodes):
         """The goal pursued now (1, offsets * measurements)."""
         return self.goals["evaluation" if self.phase is RunPhase.EVALUATE else "training"]
 
+    def goal_inputs(self, rows: int) -> dict[str, torch.Tensor]:
+        """The network's ``goal`` input for a batch of ``rows`` states: the goal pursued
+        now, in every row."""
+        return {GOAL: self.goal_tensor().expand(rows, -1)}
+
     def network_inputs(self) -> spaces.Dict:
         goal = spaces.Box(-np.inf, np.inf, shape=(self.size,), dtype=np.float32)
         return spaces.Dict({**self.observation_space.spaces, GOAL: goal})
@@ -269,10 +259,12 @@ class DFPAgent(HoldsEpisodes):
     # -- the sides --------------------------------------------------------------------------
 
     def make_policy(self) -> Policy:
-        policy = GoalPolicy(
-            self,
-            network=self.networks["main"],
-            q_values=self.action_values,
+        # E-greedy on the goal-weighed predictions: the Q policy's acting on action values,
+        # the network reading the current goal beside every batch of states.
+        policy = QPolicy(
+            self.networks["main"],
+            self.action_values,
+            further_inputs=self.goal_inputs,
             **self.policy_arguments(),
         )
         policy.not_exportable = "its network also reads the goal, which is no observation"
@@ -350,7 +342,6 @@ __all__ = [
     "DFPAgentParameters",
     "DFPAlgorithmParameters",
     "DFPLearner",
-    "GoalPolicy",
     "dfp_network",
     "goal_weights",
 ]

@@ -13,46 +13,27 @@ from dataclasses import dataclass, field
 
 import torch
 
-from coach import validation as check
 from coach.agents.learning import Learner
-from coach.agents.parameters import AgentParameters
 from coach.agents.q_learning import (
     BatchDQNAlgorithmParameters,
     DQNAlgorithmParameters,
     QAgent,
+    QAgentParameters,
     QLearner,
     regress_q,
     taken_q,
     td_target,
 )
 from coach.core.types import Batch
-from coach.exploration.e_greedy import EGreedyParameters
-from coach.exploration.exploration_policy import ExplorationParameters
-from coach.memories.experience_replay import ExperienceReplayParameters
-from coach.memories.memory import MemoryParameters
-from coach.networks.parameters import NetworkParameters
 
 
 @dataclass(slots=True, kw_only=True)
-class DQNAgentParameters(AgentParameters):
-    """A DQN agent: e-greedy exploration, uniform replay, one Q network with a target copy."""
+class DQNAgentParameters(QAgentParameters):
+    """A DQN agent: e-greedy exploration, uniform replay, one Q network with a target copy
+    (the value family's defaults, `QAgentParameters`)."""
 
     algorithm: DQNAlgorithmParameters = field(default_factory=DQNAlgorithmParameters)
     """The algorithm's parameters."""
-    exploration: ExplorationParameters | None = field(default_factory=EGreedyParameters)
-    """Exploration (e-greedy by default; anything whose policy maps Q-values to actions)."""
-    memory: MemoryParameters | None = field(default_factory=ExperienceReplayParameters)
-    """The replay memory (uniform, or prioritized)."""
-    network_wrappers: dict[str, NetworkParameters] = field(
-        default_factory=lambda: {"main": NetworkParameters(create_target_network=True)}
-    )
-    """The Q network (``main``)."""
-
-    def validate(self) -> None:
-        check.component("exploration", self.exploration, "EGreedyParameters()", optional=False)
-        check.component("memory", self.memory, "ExperienceReplayParameters()", optional=False)
-        check.keys("network_wrappers", self.network_wrappers, ("main",))
-        AgentParameters.validate(self)
 
     def agent_class(self) -> type[QAgent]:
         return DQNAgent

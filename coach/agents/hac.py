@@ -1,9 +1,11 @@
 """Hierarchical Actor-Critic (Levy, Konidaris, Platt and Saenko, "Learning Multi-Level
 Hierarchies with Hindsight", ICLR 2019), on DDPG.
 
-Each level is a DDPG agent conditioned on its goal; the levels above the bottom act in the
-goal space, their actions subgoals for the level below (`coach.graph_managers.hrl`). Three
-kinds of transitions make the levels learn together though the ones below are still poor:
+Each level is a DDPG agent conditioned on its goal: built from the off-policy actor-critics'
+bases (`coach.agents.critics`), it learns by DDPG's update (`coach.agents.ddpg.ddpg_update`).
+The levels above the bottom act in the goal space, their actions subgoals for the level
+below (`coach.graph_managers.hrl`). Three kinds of transitions make the levels learn
+together though the ones below are still poor:
 
 - hindsight action transitions: a level stores the subgoal the level below actually
   reached as its action, not the one it proposed, as if the level below were optimal
@@ -27,18 +29,18 @@ import numpy as np
 import torch
 
 from coach import validation as check
-from coach.agents.acting import Policy
-from coach.agents.ddpg import (
-    DDPGAgent,
-    DDPGAgentParameters,
-    DDPGAlgorithmParameters,
-    DDPGLearner,
-    DeterministicPolicy,
+from coach.agents.acting import DeterministicPolicy, Policy
+from coach.agents.critics import (
+    ActorCriticAlgorithmParameters,
+    ActorCriticLearner,
+    ContinuousActorCritic,
+    ContinuousActorCriticAgentParameters,
 )
-from coach.agents.learning import Learner
+from coach.agents.ddpg import ddpg_update, target_actor_values
+from coach.agents.learning import Learner, on_device
 from coach.core.goals import GoalReward
 from coach.core.run_phase import RunPhase
-from coach.core.types import ActionInfo, Observation, Transition
+from coach.core.types import ActionInfo, Batch, Observation, Transition
 from coach.errors import CoachError
 from coach.memories.hierarchical_hindsight import HierarchicalHindsightExperienceReplayParameters
 from coach.memories.hindsight import EpisodicHindsightExperienceReplayParameters
@@ -47,8 +49,9 @@ from coach.networks.network_wrapper import NetworkWrapper
 
 
 @dataclass(slots=True, kw_only=True)
-class HACAlgorithmParameters(DDPGAlgorithmParameters):
-    """HAC's algorithm parameters (the paper's)."""
+class HACAlgorithmParameters(ActorCriticAlgorithmParameters):
+    """HAC's algorithm parameters (the paper's): the off-policy actor-critics' (a level
+    learns by DDPG's update), and the hierarchy's."""
 
     subgoal_testing_rate: float = 0.3
     """The chance that a level tests the subgoal it proposes."""
@@ -60,15 +63,16 @@ class HACAlgorithmParameters(DDPGAlgorithmParameters):
     """The observation key of the level's own goal (the environment's, at the top)."""
 
     def validate(self) -> None:
-        DDPGAlgorithmParameters.validate(self)
+        ActorCriticAlgorithmParameters.validate(self)
         check.number("subgoal_testing_rate", self.subgoal_testing_rate, 0, 1)
         check.name("achieved_goal_key", self.achieved_goal_key)
         check.name("desired_goal_key", self.desired_goal_key)
 
 
 @dataclass(slots=True, kw_only=True)
-class HACAgentParameters(DDPGAgentParameters):
-    """A HAC level: DDPG with hindsight replay of its episodes ("future", 4 copies)."""
+class HACAgentParameters(ContinuousActorCriticAgentParameters):
+    """A HAC level: the off-policy actor-critics' defaults (DDPG's exploration and networks)
+    with hindsight replay of its episodes ("future", 4 copies)."""
 
     algorithm: HACAlgorithmParameters = field(default_factory=HACAlgorithmParameters)
     """The algorithm's parameters."""
@@ -83,9 +87,9 @@ class HACAgentParameters(DDPGAgentParameters):
 
 
 class SubgoalTestingPolicy(DeterministicPolicy):
-    """DDPG's acting, and in training a subgoal test now and then (Levy et al., 2019): the
-    level below then acts without exploration, so a subgoal it misses is one the policy
-    could not reach, and this level stores the miss's penalty.
+    """A deterministic actor's acting (DDPG's), and in training a subgoal test now and then
+    (Levy et al., 2019): the level below then acts without exploration, so a subgoal it
+    misses is one the policy could not reach, and this level stores the miss's penalty.
 
     Args:
         actor: The actor network.
@@ -112,8 +116,10 @@ class SubgoalTestingPolicy(DeterministicPolicy):
         return info
 
 
-class HACAgent(DDPGAgent):
-    """One level of a HAC hierarchy."""
+class HACAgent(ContinuousActorCritic):
+    """One level of a HAC hierarchy: a deterministic actor and a critic, acting with subgoal
+    tests (`SubgoalTestingPolicy`), storing hindsight and penalty transitions, learning by
+    DDPG's update (`HACLearner`)."""
 
     params: HACAgentParameters
 
@@ -196,9 +202,13 @@ class HACAgent(DDPGAgent):
         return HACLearner(**self.learner_arguments())
 
 
-class HACLearner(DDPGLearner):
-    """A HAC level's update: DDPG's, with target values clipped to the range of returns of
-    the level's goal rewards."""
+class HACLearner(ActorCriticLearner):
+    """A HAC level's update: DDPG's (`coach.agents.ddpg.ddpg_update`), with target values
+    clipped to the range of returns of the level's goal rewards.
+
+    Args:
+        **kwargs: `ActorCriticLearner`'s arguments.
+    """
 
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
@@ -207,8 +217,12 @@ class HACLearner(DDPGLearner):
         (`HACAgent.join_hierarchy`)."""
 
     def bootstrap_values(self, next_states: dict[str, torch.Tensor]) -> torch.Tensor:
-        """Target values clipped to the goal rewards' range of returns, ``[-horizon, 0]``."""
-        values = super().bootstrap_values(next_states)
+        """DDPG's ``Q'(s', mu'(s'))``, clipped to the goal rewards' range of returns,
+        ``[-horizon, 0]``."""
+        values = target_actor_values(self.actor, self.critics, next_states)
         if self.value_floor is None:
             return values
         return values.clamp(self.value_floor, 0.0)
+
+    def learn(self, batch: Batch) -> dict[str, float | torch.Tensor]:
+        return ddpg_update(self, on_device(batch, self.device))

@@ -150,6 +150,8 @@ class RolloutNStepQAgent(QAgent):
 class RolloutNStepQLearner(QLearner):
     """The update of asynchronous n-step (or one-step) Q-learning on a full block."""
 
+    algorithm: DQNAlgorithmParameters
+
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         if not isinstance(self.memory, Rollout):
@@ -184,7 +186,8 @@ class RolloutNStepQLearner(QLearner):
         the block's end bootstrapped there (and at every truncation, never past a
         termination), and with lambda 0 the one-step target."""
         rollout = self.rollout
-        c, steps = rollout.columns, rollout.steps
+        c = rollout.columns
+        steps = rollout.steps
         every = np.divmod(np.arange(steps * rollout.num_envs), rollout.num_envs)
         values = self.target_values(c["states"], every).reshape(steps, rollout.num_envs)
         last = self.target_values(c["next_states"], rollout.last_steps())

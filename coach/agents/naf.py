@@ -18,11 +18,10 @@ from typing import Any
 import numpy as np
 import torch
 
-from coach.agents.acting import Policy
-from coach.agents.ddpg import DeterministicPolicy
+from coach.agents.acting import DeterministicPolicy, Policy
 from coach.agents.learning import Learner, td_targets
 from coach.agents.parameters import AgentParameters
-from coach.agents.q_learning import DQNAlgorithmParameters, QAgent, QLearner, regress_q
+from coach.agents.q_learning import QAgent, QLearner, QLearningAlgorithmParameters, regress_q
 from coach.core.step_units import EnvironmentSteps
 from coach.core.types import Batch, Observation
 from coach.errors import CoachError
@@ -33,7 +32,6 @@ from coach.memories.memory import MemoryParameters
 from coach.networks.heads import DeterministicPolicyHeadParameters, VHeadParameters
 from coach.networks.naf_head import PrecisionHeadParameters, naf_q
 from coach.networks.parameters import MiddlewareParameters, NetworkParameters
-from coach.validation import InvalidParameter
 
 
 def naf_network(scheme: list[int], learning_rate: float) -> NetworkParameters:
@@ -50,7 +48,7 @@ def naf_network(scheme: list[int], learning_rate: float) -> NetworkParameters:
 
 
 @dataclass(slots=True, kw_only=True)
-class NAFAlgorithmParameters(DQNAlgorithmParameters):
+class NAFAlgorithmParameters(QLearningAlgorithmParameters):
     """NAF's algorithm parameters (the original Coach's): 5 gradient steps per env step, the
     target network 0.001 of the way to the online one after every env step, squared loss."""
 
@@ -64,13 +62,6 @@ class NAFAlgorithmParameters(DQNAlgorithmParameters):
     """How far each move takes the target towards the online weights."""
     loss: str = "mse"
     """The TD loss: ``mse`` (the paper's) or ``huber``."""
-
-    def validate(self) -> None:
-        DQNAlgorithmParameters.validate(self)
-        if self.double_q:
-            raise InvalidParameter(
-                "double_q", "must be False (NAF's greedy value is V(s), nothing to pick)", True
-            )
 
 
 @dataclass(slots=True, kw_only=True)

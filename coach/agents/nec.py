@@ -30,10 +30,15 @@ from gymnasium import spaces
 
 from coach import validation as check
 from coach.agents.acting import Policy
-from coach.agents.dqn import DQNAgentParameters
 from coach.agents.held import HoldsEpisodes
 from coach.agents.learning import Clock, Learner
-from coach.agents.q_learning import DQNAlgorithmParameters, QAgent, QLearner, regress_q
+from coach.agents.q_learning import (
+    QAgent,
+    QAgentParameters,
+    QLearner,
+    QLearningAlgorithmParameters,
+    regress_q,
+)
 from coach.core.action_masks import ACTION_MASK, legal_only
 from coach.core.run_phase import RunPhase
 from coach.core.spaces import first_action
@@ -56,7 +61,7 @@ CHUNK = 4096
 
 
 @dataclass(slots=True, kw_only=True)
-class NECAlgorithmParameters(DQNAlgorithmParameters):
+class NECAlgorithmParameters(QLearningAlgorithmParameters):
     """NEC's parameters (the paper's and the original Coach's names and defaults)."""
 
     n_step: int = 100
@@ -90,7 +95,7 @@ class NECAlgorithmParameters(DQNAlgorithmParameters):
     """Where ``auto`` turns to the approximate index."""
 
     def validate(self) -> None:
-        DQNAlgorithmParameters.validate(self)
+        QLearningAlgorithmParameters.validate(self)
         check.whole("dnd_size", self.dnd_size, 1)
         check.whole("number_of_knn", self.number_of_knn, 1)
         check.number("l2_norm_added_delta", self.l2_norm_added_delta, 0, low_open=True)
@@ -103,10 +108,6 @@ class NECAlgorithmParameters(DQNAlgorithmParameters):
             raise check.InvalidParameter(
                 "number_of_knn", f"must not exceed dnd_size ({self.dnd_size})", self.number_of_knn
             )
-        if self.double_q:
-            raise check.InvalidParameter(
-                "double_q", "NEC bootstraps from its dictionaries, not a target network", True
-            )
 
 
 def nec_network() -> NetworkParameters:
@@ -115,7 +116,7 @@ def nec_network() -> NetworkParameters:
 
 
 @dataclass(slots=True, kw_only=True)
-class NECAgentParameters(DQNAgentParameters):
+class NECAgentParameters(QAgentParameters):
     """An NEC agent: e-greedy over the dictionaries' Q-values, a replay of steps with their
     returns, the key network ``main``."""
 
@@ -127,7 +128,7 @@ class NECAgentParameters(DQNAgentParameters):
     """The key network (``main``): a `KeyHeadParameters` head named ``key``."""
 
     def validate(self) -> None:
-        DQNAgentParameters.validate(self)
+        QAgentParameters.validate(self)
         heads = self.network_wrappers["main"].heads
         if not any(isinstance(h, KeyHeadParameters) and h.name == "key" for h in heads):
             raise check.InvalidParameter(
@@ -237,7 +238,8 @@ class NECAgent(HoldsEpisodes, QAgent):
 
     def _finish(self, episode: Transition) -> dict[str, np.ndarray]:
         """An ended episode's returns; its keys and returns enter the dictionaries."""
-        network, algorithm = self.networks["main"], self.algorithm
+        network = self.networks["main"]
+        algorithm = self.algorithm
         length = len(episode.reward)
         with torch.no_grad():
             keys = torch.cat(

@@ -195,8 +195,10 @@ class OnPolicyLearner(Learner):
     def compute_advantages(self) -> None:
         """GAE over the full block, bootstrapped from the values after its last step and
         after every truncation in it (`Rollout.compute_advantages`)."""
-        algorithm, rollout = self.algorithm, self.rollout
-        c, steps = rollout.columns, rollout.steps
+        algorithm = self.algorithm
+        rollout = self.rollout
+        c = rollout.columns
+        steps = rollout.steps
         with torch.no_grad():
             # The states after each slot's last step (where an episode ended there, the
             # value is not used): the block's own, wherever it was collected.
@@ -209,9 +211,12 @@ class OnPolicyLearner(Learner):
             if len(t):
                 final[t, b] = self.successor_values(t, b)
         rollout.compute_advantages(
-            c["extras"]["value"][:steps].astype(np.float64), last.astype(np.float64), final,
-            algorithm.discount, algorithm.gae_lambda,
-        )  # fmt: skip
+            values=c["extras"]["value"][:steps].astype(np.float64),
+            last_values=last.astype(np.float64),
+            final_values=final,
+            discount=algorithm.discount,
+            gae_lambda=algorithm.gae_lambda,
+        )
 
     @torch.no_grad()
     def successor_values(self, t: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -255,7 +260,8 @@ class OnPolicyLearner(Learner):
             steps = {k: v for k, v in b.extras.items() if not k.startswith((HIDDEN, NEXT_HIDDEN))}
             valid = steps.pop(VALID, None)  # sequences that run past their slot's steps
             b = replace(b, extras=steps).map(lambda column: column.flatten(0, 1))
-            policy, values = actor["policy"].flatten(0, 1), critic["v"].flatten(0, 1)
+            policy = actor["policy"].flatten(0, 1)
+            values = critic["v"].flatten(0, 1)
             if valid is not None:
                 keep = valid.flatten()
                 b, policy, values = b.map(lambda column: column[keep]), policy[keep], values[keep]

@@ -1,10 +1,13 @@
-"""What the value-based agents share: their algorithm parameters, the pieces of a Q-learning
-update as functions, `QAgent`, the family's common acting and storing, and `QLearner`, its
-common learning state (the Q network, noisy resampling, target syncs).
+"""What the value-based agents share: their parameters' bases (`QLearningAlgorithmParameters`,
+with DQN's `DQNAlgorithmParameters` on it, and `QAgentParameters`), the pieces of a
+Q-learning update as functions, `QAgent`, the family's common acting and storing, and
+`QLearner`, its common learning state (the Q network, noisy resampling, target syncs).
 
-Each algorithm (DQN, C51, QR-DQN, Bootstrapped DQN, CQL, DDQN-BCQ) has an agent that derives
-from `QAgent` directly and a learner that derives from `QLearner` directly, whose `learn`
-is the update, top to bottom, from these functions: no algorithm inherits another's.
+Each algorithm (DQN, C51, QR-DQN, Bootstrapped DQN, CQL, DDQN-BCQ, NEC, NAF) has an agent
+that derives from `QAgent` directly and a learner that derives from `QLearner` directly,
+whose `learn` is the update, top to bottom, from these functions; its parameters derive from
+the bases here, or from DQN's where it is a variant of DQN: no algorithm inherits another
+algorithm's class.
 
 - n-step returns (``n_step > 1``): the last n steps of each env copy wait in an accumulator
   and leave as one transition with its own discount ``g^k`` (`coach.memories.n_step`);
@@ -28,7 +31,7 @@ import torch.nn.functional as F
 from gymnasium import spaces
 
 from coach import validation as check
-from coach.agents.acting import Policy, QPolicy
+from coach.agents.acting import Policy, QPolicy, QValues
 from coach.agents.agent import Agent
 from coach.agents.algorithm import AlgorithmParameters
 from coach.agents.learning import Clock, Learner, on_device, td_targets
@@ -39,22 +42,26 @@ from coach.core.spaces import first_action
 from coach.core.step_units import EnvironmentSteps, TrainingSteps
 from coach.core.types import ActionInfo, Batch, Observation, Transition
 from coach.errors import CoachError
-from coach.memories.memory import TakesPriorities
+from coach.exploration.e_greedy import EGreedyParameters
+from coach.exploration.exploration_policy import ExplorationParameters
+from coach.memories.experience_replay import ExperienceReplayParameters
+from coach.memories.memory import MemoryParameters, TakesPriorities
 from coach.memories.n_step import NStepAccumulator
 from coach.networks.network_wrapper import NetworkWrapper
+from coach.networks.parameters import NetworkParameters
 
 LOSSES = ("huber", "mse")
 
 EVALUATION_CHUNK = 8192
 """States per forward pass in `QAgent.evaluation_policy`."""
 
-QValues = Callable[[dict[str, torch.Tensor]], torch.Tensor]
-"""Q-values (B, A) from a Q network's outputs."""
-
 
 @dataclass(slots=True, kw_only=True)
-class DQNAlgorithmParameters(AlgorithmParameters):
-    """The algorithm parameters of DQN and of every value-based agent."""
+class QLearningAlgorithmParameters(AlgorithmParameters):
+    """What every Q-learning algorithm's parameters have (those of `QAgent` and `QLearner`):
+    target syncs, the TD loss, n-step returns. How the bootstrap picks its next action is
+    the algorithm's own: DQN's double Q-learning is `DQNAlgorithmParameters`'s, and the
+    agents that bootstrap otherwise (NAF from V(s'), NEC from its dictionaries) have none."""
 
     num_steps_between_copying_online_weights_to_target: EnvironmentSteps | TrainingSteps = field(
         default_factory=lambda: EnvironmentSteps(500)
@@ -73,9 +80,6 @@ class DQNAlgorithmParameters(AlgorithmParameters):
     """Where the Huber loss turns from quadratic to linear."""
     n_step: int = 1
     """Rewards summed before bootstrapping (n-step returns)."""
-    double_q: bool = False
-    """Bootstrap with double Q-learning (van Hasselt et al., 2016): the online network picks
-    the next action, the target network values it."""
 
     def validate(self) -> None:
         AlgorithmParameters.validate(self)
@@ -96,6 +100,16 @@ class DQNAlgorithmParameters(AlgorithmParameters):
         check.one_of("loss", self.loss, LOSSES)
         check.number("huber_delta", self.huber_delta, 0, low_open=True)
         check.whole("n_step", self.n_step, 1)
+
+
+@dataclass(slots=True, kw_only=True)
+class DQNAlgorithmParameters(QLearningAlgorithmParameters):
+    """The algorithm parameters of DQN and of the value-based agents that bootstrap from the
+    max over the next actions, or with double Q-learning (`td_target`)."""
+
+    double_q: bool = False
+    """Bootstrap with double Q-learning (van Hasselt et al., 2016): the online network picks
+    the next action, the target network values it."""
 
 
 @dataclass(slots=True, kw_only=True)
@@ -173,10 +187,14 @@ def taken_q(learner: QLearner, b: Batch) -> tuple[torch.Tensor, torch.Tensor]:
 
 
 def td_target(learner: QLearner, b: Batch) -> torch.Tensor:
-    """The (double, n-step) TD target of a sampled batch, (B,); call it without gradients."""
-    bootstrap = double_q_target_values if learner.algorithm.double_q else greedy_target_values
+    """The (double, n-step) TD target of a sampled batch, (B,): double Q-learning where the
+    learner's algorithm asks for it (`DQNAlgorithmParameters.double_q`), else the max over
+    the next actions; call it without gradients."""
+    algorithm = learner.algorithm
+    double = isinstance(algorithm, DQNAlgorithmParameters) and algorithm.double_q
+    bootstrap = double_q_target_values if double else greedy_target_values
     next_values = bootstrap(learner.q_network, learner.action_values, b.next_states)
-    discount = b.extras.get("discount", learner.algorithm.discount)  # g^k of n-step rows
+    discount = b.extras.get("discount", algorithm.discount)  # g^k of n-step rows
     return td_targets(b.rewards, discount, b.terminated, next_values)
 
 
@@ -194,7 +212,34 @@ def regress_q(
     return {"q_loss": loss.detach(), "q_mean": q.detach().mean(), "td_error": td_errors.mean()}
 
 
-# -- the family's shared agent ----------------------------------------------------------------
+# -- the family's shared parameters and agent -------------------------------------------------
+
+
+@dataclass(slots=True, kw_only=True)
+class QAgentParameters(AgentParameters):
+    """What a value-based agent's parameters start from, the base of each algorithm's (DQN's,
+    and CQL's, DDQN-BCQ's and NEC's, which are no variant of DQN): e-greedy exploration,
+    uniform replay, one Q network (``main``) with a target copy. An algorithm changes what
+    it does differently (its algorithm parameters, its networks)."""
+
+    abstract: ClassVar[bool] = True
+
+    algorithm: QLearningAlgorithmParameters = field(default_factory=QLearningAlgorithmParameters)
+    """The algorithm's parameters."""
+    exploration: ExplorationParameters | None = field(default_factory=EGreedyParameters)
+    """Exploration (e-greedy by default; anything whose policy maps Q-values to actions)."""
+    memory: MemoryParameters | None = field(default_factory=ExperienceReplayParameters)
+    """The replay memory (uniform, or prioritized)."""
+    network_wrappers: dict[str, NetworkParameters] = field(
+        default_factory=lambda: {"main": NetworkParameters(create_target_network=True)}
+    )
+    """The Q network (``main``)."""
+
+    def validate(self) -> None:
+        check.component("exploration", self.exploration, "EGreedyParameters()", optional=False)
+        check.component("memory", self.memory, "ExperienceReplayParameters()", optional=False)
+        check.keys("network_wrappers", self.network_wrappers, ("main",))
+        AgentParameters.validate(self)
 
 
 class QAgent(Agent):
@@ -202,7 +247,8 @@ class QAgent(Agent):
     store (n-step) transitions, evaluate its policy off-policy. Its algorithm is in the
     learner its subclass makes (`make_learner`).
 
-    The Q network is ``main``; ``algorithm`` must be `DQNAlgorithmParameters` (or derived).
+    The Q network is ``main``; ``algorithm`` must be `QLearningAlgorithmParameters` (or
+    derived: `DQNAlgorithmParameters`, ...).
     """
 
     accumulates_n_step: ClassVar[bool] = True
@@ -211,16 +257,17 @@ class QAgent(Agent):
 
     def __init__(self, params: AgentParameters, *args: Any, **kwargs: Any) -> None:
         algorithm = params.algorithm
-        if not isinstance(algorithm, DQNAlgorithmParameters):
+        if not isinstance(algorithm, QLearningAlgorithmParameters):
             raise CoachError(
-                f"{type(self).__name__} takes DQNAlgorithmParameters (or derived), got "
+                f"{type(self).__name__} takes QLearningAlgorithmParameters (or derived: "
+                f"DQNAlgorithmParameters, ...), got "
                 f"{type(algorithm).__name__}"
             )
         if params.exploration is None:
             raise CoachError(f"{type(self).__name__} needs an exploration policy")
         if "main" not in params.network_wrappers:
             raise CoachError(f"{type(self).__name__} needs a 'main' Q network")
-        self.algorithm: DQNAlgorithmParameters = algorithm
+        self.algorithm: QLearningAlgorithmParameters = algorithm
         super().__init__(params, *args, **kwargs)
         self.q_network = self.networks["main"]
         self.n_step = (
@@ -263,8 +310,10 @@ class QAgent(Agent):
                 f"episode's history, which off-policy evaluation of single states does not give"
             )
         count = len(next(iter(states.values())))
-        q_parts, probability_parts = [], []
-        policy, exploration = self.policy, self.exploration
+        q_parts = []
+        probability_parts = []
+        policy = self.policy
+        exploration = self.exploration
         assert isinstance(policy, QPolicy) and exploration is not None
         with torch.no_grad():
             for start in range(0, count, EVALUATION_CHUNK):
@@ -324,7 +373,7 @@ class QLearner(Learner):
 
     def __init__(
         self,
-        algorithm: DQNAlgorithmParameters,
+        algorithm: QLearningAlgorithmParameters,
         action_values: QValues,
         noisy: bool = False,
         **kwargs: Any,

@@ -87,9 +87,10 @@ class R2D2AgentParameters(DQNAgentParameters):
         DQNAgentParameters.validate(self)
         if not isinstance(self.memory, SequenceReplayParameters):
             raise InvalidParameter(
-                "memory", "must be SequenceReplayParameters (R2D2 learns from sequences)",
+                "memory",
+                "must be SequenceReplayParameters (R2D2 learns from sequences)",
                 self.memory,
-            )  # fmt: skip
+            )
         if self.network_wrappers["main"].recurrent is None:
             raise InvalidParameter(
                 "network_wrappers.main.middleware.recurrent",
@@ -187,7 +188,8 @@ class R2D2Learner(QLearner):
     def learn(self, batch: Batch) -> dict[str, float]:
         algorithm = self.algorithm
         b = self.sampled(batch)
-        net, burn = self.q_network, algorithm.burn_in
+        net = self.q_network
+        burn = algorithm.burn_in
         starts = b.extras[EPISODE_START]
         stored = b.extras[hidden_key("main")]
         actions = (b.actions - self.action_offset).long()
@@ -211,9 +213,14 @@ class R2D2Learner(QLearner):
                 (target_cuts, target_final),
             )
             targets = n_step_targets(
-                b.rewards, b.terminated, ended(b), successor, algorithm.discount,
-                algorithm.n_step, burn,
-            )  # fmt: skip
+                rewards=b.rewards,
+                terminated=b.terminated,
+                done=ended(b),
+                successor_values=successor,
+                discount=algorithm.discount,
+                n=algorithm.n_step,
+                first=burn,
+            )
         rows = regression_rows(q, targets, algorithm.loss, algorithm.huber_delta)  # (T', N)
         td_errors = (q - targets).detach().abs()
         if self.priorities is not None:

@@ -25,18 +25,16 @@ from coach.agents.critics import (
     ActorCriticAlgorithmParameters,
     ActorCriticLearner,
     ContinuousActorCritic,
+    ContinuousActorCriticAgentParameters,
     actor_network,
     critic_network,
     with_action,
 )
 from coach.agents.learning import Learner, on_device
-from coach.agents.parameters import AgentParameters
 from coach.core.run_phase import RunPhase
 from coach.core.types import ActionInfo, Batch, Observation
 from coach.errors import CoachError
 from coach.exploration.exploration_policy import ExplorationParameters
-from coach.memories.experience_replay import ExperienceReplayParameters
-from coach.memories.memory import MemoryParameters
 from coach.networks.distributions import GaussianDistribution
 from coach.networks.heads import GaussianPolicyHeadParameters
 from coach.networks.optimizer import Adam
@@ -78,21 +76,15 @@ def _sac_networks() -> dict[str, NetworkParameters]:
 
 
 @dataclass(slots=True, kw_only=True)
-class SACAgentParameters(AgentParameters):
+class SACAgentParameters(ContinuousActorCriticAgentParameters):
     """A SAC agent: a squashed Gaussian actor, twin critics with targets, uniform replay."""
 
     algorithm: SACAlgorithmParameters = field(default_factory=SACAlgorithmParameters)
     """The algorithm's parameters."""
     exploration: ExplorationParameters | None = None
     """None: the stochastic policy explores by itself."""
-    memory: MemoryParameters | None = field(default_factory=ExperienceReplayParameters)
-    """The replay memory."""
     network_wrappers: dict[str, NetworkParameters] = field(default_factory=_sac_networks)
     """The ``actor`` (a state-dependent Gaussian head) and ``critic_1``, ``critic_2``."""
-
-    def validate(self) -> None:
-        check.component("memory", self.memory, "ExperienceReplayParameters()", optional=False)
-        AgentParameters.validate(self)
 
     def agent_class(self) -> type[SACAgent]:
         return SACAgent

@@ -15,23 +15,24 @@ from typing import Any
 import torch
 
 from coach import validation as check
-from coach.agents.acting import Policy
+from coach.agents.acting import DeterministicPolicy, Policy
 from coach.agents.critics import (
+    ActorCriticAlgorithmParameters,
     ActorCriticLearner,
     ContinuousActorCritic,
-    actor_critic_networks,
+    ContinuousActorCriticAgentParameters,
+    continuous_actor_critic_networks,
     soft_update,
     with_action,
 )
-from coach.agents.ddpg import DDPGAgentParameters, DDPGAlgorithmParameters, DeterministicPolicy
 from coach.agents.learning import Learner, on_device
 from coach.core.types import Batch
 from coach.networks.parameters import NetworkParameters
 
 
 @dataclass(slots=True, kw_only=True)
-class TD3AlgorithmParameters(DDPGAlgorithmParameters):
-    """TD3's algorithm parameters (the paper's)."""
+class TD3AlgorithmParameters(ActorCriticAlgorithmParameters):
+    """TD3's algorithm parameters (the paper's): the family's, and the three changes."""
 
     policy_delay: int = 2
     """Critic steps per actor step (and per soft update of the targets)."""
@@ -41,20 +42,22 @@ class TD3AlgorithmParameters(DDPGAlgorithmParameters):
     """That noise is clipped to this, as a fraction of half the action range."""
 
     def validate(self) -> None:
-        DDPGAlgorithmParameters.validate(self)
+        ActorCriticAlgorithmParameters.validate(self)
         check.whole("policy_delay", self.policy_delay, 1)
         check.number("target_policy_noise", self.target_policy_noise, 0)
         check.number("target_noise_clip", self.target_noise_clip, 0)
 
 
 @dataclass(slots=True, kw_only=True)
-class TD3AgentParameters(DDPGAgentParameters):
-    """A TD3 agent: DDPG's with twin critics, target smoothing and delayed actor updates."""
+class TD3AgentParameters(ContinuousActorCriticAgentParameters):
+    """A TD3 agent: the family's defaults (those of Fujimoto et al.'s re-tuned DDPG, which
+    TD3 is measured against) with twin critics, target smoothing and delayed actor
+    updates."""
 
     algorithm: TD3AlgorithmParameters = field(default_factory=TD3AlgorithmParameters)
     """The algorithm's parameters."""
     network_wrappers: dict[str, NetworkParameters] = field(
-        default_factory=lambda: actor_critic_networks(("critic_1", "critic_2"))
+        default_factory=lambda: continuous_actor_critic_networks(("critic_1", "critic_2"))
     )
     """The ``actor`` and the twin critics ``critic_1`` and ``critic_2``."""
 

@@ -29,12 +29,12 @@ from coach.agents.agent import Agent
 from coach.agents.critics import (
     ActorCriticAlgorithmParameters,
     ActorCriticLearner,
-    actor_critic_networks,
+    ContinuousActorCriticAgentParameters,
+    continuous_actor_critic_networks,
     soft_update,
     with_action,
 )
 from coach.agents.learning import Learner, on_device
-from coach.agents.parameters import AgentParameters
 from coach.core.run_phase import RunPhase
 from coach.core.types import ActionInfo, Batch, Observation
 from coach.errors import CoachError
@@ -127,7 +127,7 @@ class WolpertingerAlgorithmParameters(ActorCriticAlgorithmParameters):
 
 
 @dataclass(slots=True, kw_only=True)
-class WolpertingerAgentParameters(AgentParameters):
+class WolpertingerAgentParameters(ContinuousActorCriticAgentParameters):
     """A Wolpertinger agent: DDPG's actor and critic (400 and 300 units) over action
     embeddings, Gaussian noise on the proto-actions, uniform replay."""
 
@@ -141,12 +141,10 @@ class WolpertingerAgentParameters(AgentParameters):
     """Noise added to the proto-actions in training (in the embeddings' box)."""
     memory: MemoryParameters | None = field(default_factory=ExperienceReplayParameters)
     """The replay memory (of discrete actions)."""
-    network_wrappers: dict[str, NetworkParameters] = field(default_factory=actor_critic_networks)
+    network_wrappers: dict[str, NetworkParameters] = field(
+        default_factory=continuous_actor_critic_networks
+    )
     """The ``actor`` (proto-actions) and the ``critic`` (of embeddings)."""
-
-    def validate(self) -> None:
-        check.component("memory", self.memory, "ExperienceReplayParameters()", optional=False)
-        AgentParameters.validate(self)
 
     def agent_class(self) -> type[WolpertingerAgent]:
         return WolpertingerAgent

@@ -140,9 +140,12 @@ class TruncatedNormal(AdditiveNoise):
         noise_as_percentage_from_action_space: bool = True,
     ) -> None:
         super().__init__(
-            action_space, rng, noise_schedule, evaluation_noise,
+            action_space,
+            rng,
+            noise_schedule,
+            evaluation_noise,
             noise_as_percentage_from_action_space,
-        )  # fmt: skip
+        )
         if clip_low is not None:
             self.low = np.maximum(self.low, clip_low)
         if clip_high is not None:

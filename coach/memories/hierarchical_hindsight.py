@@ -59,9 +59,13 @@ class HierarchicalHindsightExperienceReplay(EpisodicHindsightExperienceReplay):
         **hindsight: object,
     ) -> None:
         super().__init__(
-            capacity, observation_space, action_space, rng, extra_spaces,
+            capacity,
+            observation_space,
+            action_space,
+            rng,
+            extra_spaces,
             **hindsight,  # type: ignore[arg-type]
-        )  # fmt: skip
+        )
         achieved = observation_space[self.achieved_goal_key]
         if not isinstance(action_space, spaces.Box) or action_space.shape != achieved.shape:
             raise CoachError(

@@ -250,15 +250,22 @@ class Rollout(Memory):
             raise CoachError(
                 f"GAE runs on a full block ({self.stored} of {self.length * self.num_envs} steps)"
             )
-        steps, c = self.steps, self.columns
+        steps = self.steps
+        c = self.columns
         truncated = c["truncated"][:steps]
         next_values = np.concatenate([values[1:], np.zeros_like(values[:1])], axis=0)
         next_values[self.last_steps()] = last_values
         next_values = np.where(truncated, final_values, next_values)
         self.advantages, self.returns = generalized_advantages(
-            c["rewards"][:steps], values, next_values, c["terminated"][:steps], truncated,
-            discount, gae_lambda, None if self.aligned else self.valid(),
-        )  # fmt: skip
+            rewards=c["rewards"][:steps],
+            values=values,
+            next_values=next_values,
+            terminated=c["terminated"][:steps],
+            truncated=truncated,
+            discount=discount,
+            gae_lambda=gae_lambda,
+            valid=None if self.aligned else self.valid(),
+        )
 
     def _rows(self, indices: np.ndarray, first_only: Collection[str] = ()) -> Batch:
         """The block cells ``indices`` (flat over rows x slots, any shape); the extras

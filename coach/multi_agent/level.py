@@ -25,13 +25,13 @@ import numpy as np
 from gymnasium import spaces
 
 from coach.agents.agent import Agent
-from coach.agents.slots import ActionRecords
 from coach.core.run_phase import RunPhase
 from coach.core.types import ActionInfo, EnvResponse, Observation
 from coach.environments.multi_agent import MultiAgentEnvironment, MultiAgentResponse
 from coach.errors import CoachError
 from coach.level_manager import Level
 from coach.logging.experiment_logger import ExperimentLogger
+from coach.multi_agent.action_records import ActionRecords
 from coach.multi_agent.seats import Seats
 from coach.multi_agent.stacked import StackedResponse
 from coach.multi_agent.watchers import Acted, MultiAgentStepObserver, SlotActor
@@ -103,8 +103,8 @@ class MultiAgentLevelManager(Level):
         """Each slot's last action record, until its outcome comes (`ActionRecords`)."""
         self._agents = {name: a for name, a in agents.items() if isinstance(a, Agent)}
         for agent in self._agents.values():
-            agent.fresh_observations = True  # the level gathers new arrays for every agent
-            agent.acts_in_slots = True
+            # The level gathers new arrays for every agent, and drives its copies as slots.
+            agent.join_level(fresh_observations=True, in_slots=True)
 
     @property
     def agents(self) -> dict[str, Agent]:

@@ -1,7 +1,8 @@
-"""ACER (coach/agents/acer.py, coach/memories/acer_replay.py): Retrace targets, the truncated
-importance weights and the bias correction by hand, the trust region's projection and its
-bound on an update, the average network's moves, acting with mu kept, the replay of the
-blocks' segments, the on-/off-policy rhythm, refusals, checkpoints and determinism."""
+"""ACER (coach/agents/acer.py, acer_learning.py, coach/memories/acer_replay.py): Retrace
+targets, the truncated importance weights and the bias correction by hand, the trust
+region's projection and its bound on an update, the average network's moves, acting with mu
+kept, the replay of the blocks' segments, the on-/off-policy rhythm, refusals, checkpoints
+and determinism."""
 
 from __future__ import annotations
 
@@ -13,11 +14,9 @@ import pytest
 import torch
 from gymnasium import spaces
 
-import coach.agents.acer as acer
-from coach.agents.acer import (
-    ACERAgent,
-    ACERAgentParameters,
-    acer_network,
+import coach.agents.acer_learning as acer_learning
+from coach.agents.acer import ACERAgent, ACERAgentParameters, acer_network
+from coach.agents.acer_learning import (
     bias_correction_weights,
     policy_gain,
     retrace_targets,
@@ -224,7 +223,7 @@ def test_the_trust_region_bounds_the_linearised_kl_and_shrinks_the_step(
         spy.append((g, k, z))
         return z
 
-    monkeypatch.setattr(acer, "trust_region_step", projected)
+    monkeypatch.setattr(acer_learning, "trust_region_step", projected)
     start, bounded, expected_k = _kl_before_and_after_an_update(True)
     same_start, free, _ = _kl_before_and_after_an_update(False)
     ((g, k, z),) = spy  # only the update in the trust region projects

@@ -21,7 +21,7 @@ from coach.environments.parameters import GymEnvironmentParameters
 from coach.errors import CoachError
 from coach.networks.heads import QHeadParameters
 from coach.networks.naf_head import PrecisionHead, naf_advantage, naf_q
-from coach.validation import InvalidParameter
+from coach.parameters import set_parameter
 from tests.unit.agents.seeded import after_run, main_weights, short_schedule
 
 OBSERVATIONS = spaces.Dict({"observation": spaces.Box(-1.0, 1.0, (3,), np.float32)})
@@ -143,10 +143,9 @@ def test_refusals() -> None:
     params.network_wrappers["main"].heads = [QHeadParameters()]
     with pytest.raises(CoachError, match="'policy', 'v' and 'precision'"):
         NAFAgent(params, OBSERVATIONS, ACTIONS, 1, seed=0)
-    params = _params()
-    params.algorithm.double_q = True
-    with pytest.raises(InvalidParameter, match="double_q"):
-        params.algorithm.validate()
+    # NAF's greedy value is V(s): there is no next action to pick, so no double_q to set.
+    with pytest.raises(CoachError, match=r"agent\.algorithm has no field 'double_q'"):
+        set_parameter({"agent": _params()}, "agent.algorithm.double_q", "True")
 
 
 def test_same_seed_same_numbers(tmp_path: Path) -> None:

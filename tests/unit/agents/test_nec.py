@@ -19,7 +19,9 @@ from coach.core.run_phase import RunPhase
 from coach.core.step_units import EnvironmentSteps
 from coach.core.types import ActionInfo, Batch, Transition
 from coach.environments.parameters import GymEnvironmentParameters
+from coach.errors import CoachError
 from coach.memories.dnd import kernel_values
+from coach.parameters import set_parameter
 from coach.validation import InvalidParameter
 from tests.unit.agents.seeded import after_run, main_weights, short_schedule
 
@@ -162,10 +164,9 @@ def test_training_waits_for_k_entries_in_every_dictionary() -> None:
 
 
 def test_nec_refuses_what_it_cannot_do() -> None:
-    params = NECAgentParameters()
-    params.algorithm.double_q = True
-    with pytest.raises(InvalidParameter, match="double_q"):
-        params.algorithm.validate()
+    # NEC bootstraps from its dictionaries: there is no double_q to set.
+    with pytest.raises(CoachError, match=r"agent\.algorithm has no field 'double_q'"):
+        set_parameter({"agent": NECAgentParameters()}, "agent.algorithm.double_q", "True")
     params = NECAgentParameters()
     params.algorithm.number_of_knn = 10
     params.algorithm.dnd_size = 5
