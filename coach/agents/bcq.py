@@ -57,8 +57,8 @@ class DDQNBCQAlgorithmParameters(BatchDQNAlgorithmParameters):
 @dataclass(slots=True, kw_only=True)
 class DDQNBCQAgentParameters(QAgentParameters):
     """A DDQN-BCQ agent: the value family's defaults (e-greedy, uniform replay), double
-    Q-learning on the dataset, and a behaviour model (``imitation``) that constrains its
-    actions."""
+    Q-learning on the dataset (``algorithm.double_q``, on by default), and a behaviour model
+    (``imitation``) that constrains its actions."""
 
     algorithm: DDQNBCQAlgorithmParameters = field(default_factory=DDQNBCQAlgorithmParameters)
     """The algorithm's parameters."""
@@ -156,10 +156,14 @@ class DDQNBCQLearner(QLearner):
         outputs = self.q_network(b.states)
         q = self.action_values(outputs).gather(1, actions[:, None]).squeeze(1)
         with torch.no_grad():
-            # Double Q-learning over the allowed actions: Q_target(s', best allowed a').
-            next_values = double_q_target_values(
-                self.q_network, self.action_values, b.next_states, allowed=self.allowed_values
-            )
+            if algorithm.double_q:  # Q_target(s', the online network's best allowed a')
+                next_values = double_q_target_values(
+                    self.q_network, self.action_values, b.next_states, allowed=self.allowed_values
+                )
+            else:  # max over the allowed a' of Q_target(s', a')
+                target_q = self.action_values(self.q_network.target_predict(b.next_states))
+                allowed = self.allowed_values(legal_only(target_q, b.next_states), b.next_states)
+                next_values = allowed.max(dim=1).values
             target = td_targets(b.rewards, discount, b.terminated, next_values)
         rows = regression_rows(q, target, algorithm.loss, algorithm.huber_delta)
         td_errors = (q - target).detach().abs()

@@ -171,3 +171,30 @@ def test_bc_clones_the_logged_actions_among_the_legal_ones() -> None:
     losses = agent.learner.learn(batch)
     assert losses["bc_loss"] == pytest.approx(-np.mean(log_p[np.arange(3), [3, 2, 1]]), rel=1e-5)
     assert losses["accuracy"] == pytest.approx(2 / 3)  # row 0's likeliest legal one is 0
+
+
+@pytest.mark.parametrize("double_q", [True, False])
+def test_bcq_bootstraps_from_the_allowed_actions_with_or_without_double_q(double_q: bool) -> None:
+    params = DDQNBCQAgentParameters()
+    params.algorithm.loss = "mse"
+    params.algorithm.double_q = double_q
+    agent = _masked(params)
+    with torch.no_grad():  # the online network moves away from its target copy
+        for weight in agent.q_network.online.parameters():
+            weight.add_(torch.randn_like(weight, generator=torch.Generator().manual_seed(1)))
+    batch = _masked_batch()
+    states = agent.policy.tensors(batch.states)
+    next_states = agent.policy.tensors(batch.next_states)
+    with torch.no_grad():
+        q = agent.q_network.online(states)["q"].double().numpy()
+        online = agent.q_network.online(next_states)["q"].double().numpy()
+        target = agent.q_network.target_predict(next_states)["q"].double().numpy()
+        allowed = agent.allowed(next_states).numpy()
+    best = np.where(allowed, online, -np.inf).argmax(axis=1)
+    double = target[np.arange(3), best]  # the target's value of the online's best allowed
+    greedy = np.where(allowed, target, -np.inf).max(axis=1)
+    assert np.abs(double - greedy)[~batch.terminated].max() > 1e-3  # the two tell apart
+    next_values = double if double_q else greedy
+    targets = batch.rewards + params.algorithm.discount * next_values * ~batch.terminated
+    expected = np.mean((q[np.arange(3), batch.actions] - targets) ** 2)
+    assert agent.learner.learn(batch)["q_loss"] == pytest.approx(expected, rel=1e-5)
