@@ -23,6 +23,7 @@ GROUPS = {
     "coach.networks": "Networks",
     "coach.filters": "Filters",
     "coach.schedules": "Parameter schedules",
+    "coach.trained_agent": "Acting with a trained agent",
     "coach.presets": "Presets and errors",
     "coach.preset_validation": "Presets and errors",
     "coach.errors": "Presets and errors",
