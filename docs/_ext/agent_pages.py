@@ -8,10 +8,12 @@ import inspect
 
 from benchmark_pages import anchor, seed_table
 from catalogue import Catalogue, PresetEntry, promise, table
+from network_tables import networks_table
 from parameter_tables import class_summary, field_doc, parameter_entry, parameters_table
 
 import coach
 from coach.filters import InputFilter, OutputFilter
+from coach.networks import NetworkParameters
 
 
 def short_name(params: type) -> str:
@@ -50,6 +52,33 @@ def _component_sections(params: type) -> list[str]:
             f"`-cp agent.{f.name}.<parameter>=...`.\n\n{parameters_table(kind)}"
         )
     return sections
+
+
+def _agent_field(params: type, defaults: object, name: str) -> str:
+    """One field of the agent's parameters as an entry; its networks by name, whose
+    defaults the networks section shows."""
+    value = getattr(defaults, name)
+    doc = field_doc(params, name)
+    if (
+        isinstance(value, dict)
+        and value
+        and all(isinstance(v, NetworkParameters) for v in value.values())
+    ):
+        names = ", ".join(f"`{n}`" for n in value)
+        return f"`{name}` · default {names}: see [Networks](#networks) below\n: {doc}\n"
+    return parameter_entry(name, None, value, doc)
+
+
+def _networks_section(defaults: object) -> str:
+    networks = getattr(defaults, "network_wrappers", {})
+    return (
+        "### Networks\n\n"
+        "The networks the agent builds by default, a column each (layer sizes are the "
+        "hidden layers' widths; a head's kind is its class, `QHeadParameters` for `Q`). Set "
+        'one in a preset as `agent.network_wrappers["main"].learning_rate = ...`, or '
+        "on the command line as `-cp agent.network_wrappers.main.learning_rate=...`; "
+        "[Networks](../networks.md) says what every field does.\n\n" + networks_table(networks)
+    )
 
 
 def _presets_section(presets: list[PresetEntry]) -> str:
@@ -91,8 +120,7 @@ def agent_page(params: type, catalogue: Catalogue) -> str:
     presets = catalogue.presets_of(params)
     defaults = params()
     agent_fields = "\n".join(
-        parameter_entry(f.name, None, getattr(defaults, f.name), field_doc(params, f.name))
-        for f in dataclasses.fields(params)
+        _agent_field(params, defaults, f.name) for f in dataclasses.fields(params)
     )
     return "\n".join(
         [
@@ -107,6 +135,7 @@ def agent_page(params: type, catalogue: Catalogue) -> str:
             f"`{params.__name__}()`:\n",
             agent_fields,
             *_component_sections(params),
+            _networks_section(defaults),
             "Observations, rewards and actions pass through the agent's `input_filter` and "
             "`output_filter`: see [Filters](../filters.md).\n",
             "## Presets\n",
