@@ -6,6 +6,7 @@ import dataclasses
 import importlib
 import inspect
 
+import algorithm_matrix
 from benchmark_pages import anchor, seed_table
 from catalogue import Catalogue, PresetEntry, promise, table
 from network_tables import networks_table
@@ -114,7 +115,7 @@ def _benchmarks_section(presets: list[PresetEntry], catalogue: Catalogue) -> str
     return "\n".join(parts)
 
 
-def agent_page(params: type, catalogue: Catalogue) -> str:
+def agent_page(params: type, catalogue: Catalogue, row: algorithm_matrix.Row) -> str:
     name = short_name(params)
     paper, about = _module_doc(params)
     presets = catalogue.presets_of(params)
@@ -130,6 +131,7 @@ def agent_page(params: type, catalogue: Catalogue) -> str:
             "```python",
             import_line(params),
             "```\n",
+            algorithm_matrix.works_with(row),
             "## Parameters\n",
             f"{class_summary(params)} Its components, as a preset finds them on "
             f"`{params.__name__}()`:\n",
@@ -146,12 +148,12 @@ def agent_page(params: type, catalogue: Catalogue) -> str:
     )
 
 
-def index_page(catalogue: Catalogue) -> str:
-    rows = []
+def index_page(catalogue: Catalogue, rows: list[algorithm_matrix.Row]) -> str:
+    papers = []
     for params in catalogue.agents:
         paper, _ = _module_doc(params)
         presets = catalogue.presets_of(params)
-        rows.append(
+        papers.append(
             [
                 f"[{short_name(params)}]({short_name(params)}.md)",
                 paper,
@@ -162,14 +164,20 @@ def index_page(catalogue: Catalogue) -> str:
     return (
         "# Agents\n\n"
         "Every agent Coach ships, each with its paper, its parameters (from the parameter "
-        "classes' own docstrings), the presets that use it and their benchmark figures.\n\n"
-        + table(["agent", "what it is", "presets"], rows)
+        "classes' own docstrings), the presets that use it and their benchmark figures. An "
+        "agent's name is its parameter class's without `AgentParameters` "
+        "(`DQNAgentParameters` builds DQN).\n\n"
+        "## Algorithms matrix\n\n"
+        + algorithm_matrix.matrix(catalogue, rows)
+        + "\n## Every agent\n\n"
+        + table(["agent", "what it is", "presets"], papers)
         + f"\n```{{toctree}}\n:hidden:\n\n{toctree}\n```\n"
     )
 
 
 def pages(catalogue: Catalogue) -> dict[str, str]:
-    out = {"agents/index.md": index_page(catalogue)}
-    for params in catalogue.agents:
-        out[f"agents/{short_name(params)}.md"] = agent_page(params, catalogue)
+    rows = algorithm_matrix.rows(catalogue)
+    out = {"agents/index.md": index_page(catalogue, rows)}
+    for params, row in zip(catalogue.agents, rows, strict=True):
+        out[f"agents/{short_name(params)}.md"] = agent_page(params, catalogue, row)
     return out

@@ -30,6 +30,10 @@ class PresetEntry:
     graph: str
     """Its graph manager's class."""
     validation: PresetValidation | None
+    agent_parameters: tuple[AgentParameters, ...] = ()
+    """Its agents' parameters, as the preset sets them."""
+    graph_type: type = object
+    """Its graph manager's class itself."""
 
 
 @dataclass(frozen=True)
@@ -82,11 +86,15 @@ def docstring_summary(path: Path) -> str:
     return " ".join(text.split("\n\n")[0].split())
 
 
-def _agents(roots: dict[str, Any]) -> tuple[type, ...]:
+def _agent_parameters(roots: dict[str, Any]) -> tuple[AgentParameters, ...]:
     agents = [roots["agent"]] if roots.get("agent") is not None else roots.get("agents") or []
     if isinstance(agents, dict):
         agents = list(agents.values())
-    return tuple(dict.fromkeys(type(a) for a in agents))
+    return tuple(agents)
+
+
+def _agents(roots: dict[str, Any]) -> tuple[type, ...]:
+    return tuple(dict.fromkeys(type(a) for a in _agent_parameters(roots)))
 
 
 def preset_entries() -> list[PresetEntry]:
@@ -104,6 +112,8 @@ def preset_entries() -> list[PresetEntry]:
                 agents=_agents(graph.parameters()),
                 graph=type(graph).__name__,
                 validation=preset.validation,
+                agent_parameters=_agent_parameters(graph.parameters()),
+                graph_type=type(graph),
             )
         )
     return entries

@@ -1,11 +1,14 @@
 """What the generators of docs/_ext write, without building the site: an agent page's network
-defaults read as layer sizes, heads and learning rates (not ``NetworkParameters(...)``)."""
+defaults read as layer sizes, heads and learning rates (not ``NetworkParameters(...)``); the
+algorithms matrix has a row for every agent, with the names it is searched for, and says of
+the agents what their code does (each fact below is one the code decides)."""
 
 from __future__ import annotations
 
 import sys
 from collections.abc import Iterator
 from types import ModuleType
+from typing import Any
 
 import pytest
 
@@ -25,10 +28,16 @@ def ext() -> Iterator[dict[str, ModuleType]]:
     sys.path.insert(0, str(DOCS / "_ext"))
     try:
         import agent_pages
+        import algorithm_matrix
         import catalogue
         import network_tables
 
-        yield {"agent_pages": agent_pages, "catalogue": catalogue, "network_tables": network_tables}
+        yield {
+            "agent_pages": agent_pages,
+            "algorithm_matrix": algorithm_matrix,
+            "catalogue": catalogue,
+            "network_tables": network_tables,
+        }
     finally:
         sys.path.remove(str(DOCS / "_ext"))
 
@@ -57,9 +66,72 @@ def test_a_recurrent_middleware_and_a_changed_head_say_so(ext: dict[str, ModuleT
     assert tables.head(head) == "Q (dueling=True)"
 
 
-def test_an_agent_page_points_its_networks_to_their_table(ext: dict[str, ModuleType]) -> None:
-    catalogue = ext["catalogue"].Catalogue.load(DOCS / "benchmarks")
-    page = ext["agent_pages"].agent_page(DQNAgentParameters, catalogue)
+@pytest.fixture(scope="module")
+def catalogue(ext: dict[str, ModuleType]) -> Any:
+    """Every agent and preset, as the build gathers them."""
+    return ext["catalogue"].Catalogue.load(DOCS / "benchmarks")
+
+
+@pytest.fixture(scope="module")
+def pages(ext: dict[str, ModuleType], catalogue: Any) -> dict[str, str]:
+    """The agent pages and their index, by path."""
+    written: dict[str, str] = ext["agent_pages"].pages(catalogue)
+    return written
+
+
+@pytest.fixture(scope="module")
+def matrix(ext: dict[str, ModuleType], catalogue: Any) -> dict[str, Any]:
+    """The matrix's rows by agent name."""
+    return {
+        row.params.__name__.removesuffix("AgentParameters"): row
+        for row in ext["algorithm_matrix"].rows(catalogue)
+    }
+
+
+def test_an_agent_page_points_its_networks_to_their_table(pages: dict[str, str]) -> None:
+    page = pages["agents/DQN.md"]
     assert "`network_wrappers` · default `main`: see [Networks](#networks) below" in page
     assert "### Networks\n" in page and "| `middleware` | layers 64, 64 (relu) |" in page
     assert "NetworkParameters(...)" not in page
+
+
+def test_the_matrix_has_a_row_for_every_agent_with_the_names_it_is_searched_for(
+    ext: dict[str, ModuleType], catalogue: Any, pages: dict[str, str]
+) -> None:
+    names = {params.__name__ for params in catalogue.agents}
+    assert set(ext["algorithm_matrix"].ALSO_KNOWN_AS) == names  # no agent without them
+    index = pages["agents/index.md"]
+    section = index.split("## Algorithms matrix\n")[1].split("\n## ")[0]
+    rows = [_cells(line) for line in section.splitlines() if line.startswith("| [")]
+    assert len(rows) == len(names) == len(catalogue.agents) >= 27
+    linked = {row[0].split("](")[1].removesuffix(".md)") for row in rows}
+    assert linked == {p.removeprefix("agents/").removesuffix(".md") for p in pages} - {"index"}
+    for searched in ("A2C", "C51", "QR-DQN", "Rainbow", "REINFORCE", "Double DQN", "BCQ"):
+        assert any(searched in row[1] for row in rows), searched
+
+
+def test_the_matrix_says_what_the_code_does(matrix: dict[str, Any]) -> None:
+    assert matrix["DQN"].action_spaces == ("Discrete",)
+    assert matrix["SAC"].action_spaces == ("Box",)
+    assert matrix["ClippedPPO"].action_spaces == ("Discrete", "Box")  # with a Gaussian head
+    assert matrix["ClippedPPO"].learns_from == "on-policy" and matrix["ClippedPPO"].recurrent
+    assert matrix["DQN"].learns_from == "off-policy" and not matrix["DQN"].recurrent
+    assert matrix["CQL"].learns_from == "offline (a dataset)"
+    assert matrix["NEC"].rollout_workers == "no" and "dictionaries" in str(
+        matrix["NEC"].why_not_workers
+    )
+    assert matrix["HAC"].rollout_workers == "no" and matrix["HAC"].export == "no"
+    assert matrix["ActorCritic"].asynchronous == ("CartPole_A3C",)
+    assert "SimpleSpread_SharedPPO" in matrix["ClippedPPO"].multi_agent
+    assert matrix["R2D2"].export == "no" and "recurrent" in str(matrix["R2D2"].why_not_export)
+    assert matrix["Rainbow"].export == "no"  # noisy networks draw new weights every step
+    assert matrix["ClippedPPO"].export == "feed-forward networks"
+    assert matrix["TD3"].export == "yes" and matrix["TD3"].rollout_workers == "yes"
+
+
+def test_an_agent_page_says_what_it_works_with_and_why_not(pages: dict[str, str]) -> None:
+    page = pages["agents/NEC.md"]
+    section = page.split("## What it works with\n")[1].split("\n## ")[0]
+    assert "- Action spaces: Discrete." in section
+    assert "- Rollout workers (`-n`): no: its dictionaries" in section
+    assert "- Export (`coach export`): no: " in section

@@ -138,6 +138,14 @@ def test_every_agent_page_shows_its_parameters_and_a_multi_seed_benchmark_figure
     assert not lacking, "\n".join(lacking)
 
 
+def test_the_algorithms_matrix_has_a_row_for_every_agent_page(site: Path) -> None:
+    text = (site / "agents" / "index.html").read_text()
+    matrix = text.split('id="algorithms-matrix"')[1].split('id="every-agent"')[0]
+    linked = set(re.findall(r'<td><p><a class="reference internal" href="(\w+)\.html"', matrix))
+    pages = {p.stem for p in (site / "agents").glob("*.html")} - {"index"}
+    assert len(pages) >= 27 and linked == pages
+
+
 def test_a_benchmark_measured_against_baselines_shows_them_for_each_seed(site: Path) -> None:
     results = json.loads((ROOT / "docs" / "benchmarks" / "results.json").read_text())
     measured = [
