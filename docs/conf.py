@@ -47,5 +47,7 @@ default_role = "code"
 
 html_theme = "furo"
 html_title = "Coach"
-html_static_path: list[str] = []
+html_static_path = ["_static"]
+# Tables fit the page's column (tests/docs/test_site_browser.py measures it at 1400 px).
+html_css_files = ["coach.css"]
 pygments_style = "friendly"

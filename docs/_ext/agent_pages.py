@@ -8,7 +8,7 @@ import inspect
 
 import algorithm_matrix
 from benchmark_pages import anchor, seed_table
-from catalogue import Catalogue, PresetEntry, promise, table
+from catalogue import Catalogue, PresetEntry, breakable, promise, table
 from network_tables import networks_table
 from parameter_tables import class_summary, field_doc, parameter_entry, parameters_table
 
@@ -87,8 +87,8 @@ def _presets_section(presets: list[PresetEntry]) -> str:
         return "No shipped preset uses this agent yet.\n"
     rows = [
         [
-            f"[{p.name}](../reference/presets.md#{anchor(p.name)})",
-            p.environment,
+            f"[{breakable(p.name)}](../reference/presets.md#{anchor(p.name)})",
+            breakable(p.environment),
             promise(p.validation),
             ", ".join(map(str, p.validation.seeds)) if p.validation else "",
         ]
@@ -155,9 +155,9 @@ def index_page(catalogue: Catalogue, rows: list[algorithm_matrix.Row]) -> str:
         presets = catalogue.presets_of(params)
         papers.append(
             [
-                f"[{short_name(params)}]({short_name(params)}.md)",
+                f"[{breakable(short_name(params))}]({short_name(params)}.md)",
                 paper,
-                ", ".join(p.name for p in presets) or "-",
+                ", ".join(breakable(p.name) for p in presets) or "-",
             ]
         )
     toctree = "\n".join(short_name(p) for p in catalogue.agents)

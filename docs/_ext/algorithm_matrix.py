@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from catalogue import Catalogue, PresetEntry, table
+from catalogue import Catalogue, PresetEntry, breakable, table
 from gymnasium import spaces
 
 from coach.batch.graph_manager import BatchRLGraphManager
@@ -298,7 +298,7 @@ def matrix(catalogue: Catalogue, found: list[Row]) -> str:
             workers += "; async: " + _presets(page, r.asynchronous)
         body.append(
             [
-                f"[{name}]({page})",
+                f"[{breakable(name)}]({page})",
                 ALSO_KNOWN_AS.get(r.params.__name__, ""),
                 ", ".join(r.action_spaces),
                 r.learns_from,

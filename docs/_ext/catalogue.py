@@ -8,6 +8,7 @@ import importlib
 import inspect
 import json
 import pkgutil
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -124,6 +125,28 @@ def promise(validation: PresetValidation | None) -> str:
     if validation is None:
         return ""
     return f"{validation.describe()} within {validation.describe_budget()}"
+
+
+_BREAK = re.compile(r"(?<=[_:/])(?=\w)|(?<=\.)(?=[A-Za-z])|(?<=[a-z])(?=[A-Z])")
+"""Where a long name may break: after ``_``, ``:``, ``/`` or ``.`` and between the words of
+a CamelCase name."""
+
+
+_CODE = re.compile(r"(`+).+?\1")
+"""A Markdown code span, of one backtick or more (a docstring's ``double`` ones too)."""
+
+
+def breakable(text: str) -> str:
+    """``text`` with a line-break opportunity (``<wbr>``, which copies as nothing) wherever a
+    long name in it may break, outside its code spans: a table's column is then as wide as
+    a name's longest part, not the whole name (``ExplorationChain_Bootstrapped_DQN``), so
+    that tables fit the page."""
+    out, position = [], 0
+    for span in _CODE.finditer(text):
+        out += [_BREAK.sub("<wbr>", text[position : span.start()]), span.group()]
+        position = span.end()
+    out.append(_BREAK.sub("<wbr>", text[position:]))
+    return "".join(out)
 
 
 def cell(text: str) -> str:

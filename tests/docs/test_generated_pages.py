@@ -135,3 +135,14 @@ def test_an_agent_page_says_what_it_works_with_and_why_not(pages: dict[str, str]
     assert "- Action spaces: Discrete." in section
     assert "- Rollout workers (`-n`): no: its dictionaries" in section
     assert "- Export (`coach export`): no: " in section
+
+
+def test_a_long_name_may_break_at_its_parts_but_not_in_code(ext: dict[str, ModuleType]) -> None:
+    breakable = ext["catalogue"].breakable
+    assert breakable("ExplorationChain_DQN") == "Exploration<wbr>Chain_<wbr>DQN"
+    assert breakable("pettingzoo.classic:tictactoe_v3") == (
+        "pettingzoo.<wbr>classic:<wbr>tictactoe_<wbr>v3"
+    )
+    assert breakable("at 0.99, `a_b` and ``coach -p Atari_DQN``") == (
+        "at 0.99, `a_b` and ``coach -p Atari_DQN``"  # figures and code spans as they are
+    )
