@@ -123,6 +123,12 @@ def test_every_agent_page_shows_its_parameters_and_a_multi_seed_benchmark_figure
     assert not lacking, "\n".join(lacking)
 
 
+def test_every_page_shows_the_version(site: Path) -> None:
+    for page in ("index.html", "changelog.html", "agents/DQN.html"):
+        title = re.search(r"<title>(.*?)</title>", (site / page).read_text(), re.DOTALL)
+        assert title is not None and f"Coach {coach.__version__}" in title.group(1), page
+
+
 def test_the_algorithms_matrix_has_a_row_for_every_agent_page(site: Path) -> None:
     text = (site / "agents" / "index.html").read_text()
     matrix = text.split('id="algorithms-matrix"')[1].split('id="every-agent"')[0]

@@ -26,6 +26,11 @@ WIDTH = 1400
 
 PAGES = [
     "index.html",
+    "comparison.html",
+    "coming-from-sb3.html",
+    "trained-agents.html",
+    "faq.html",
+    "changelog.html",
     "getting-started.html",
     "agents/index.html",
     "agents/DQN.html",
@@ -35,8 +40,9 @@ PAGES = [
     "reference/presets.html",
     "benchmarks/index.html",
 ]
-"""The pages measured: the front door, the agents' matrix and pages (ClippedPPO has the
-most presets, SAC three networks side by side), the preset index, the benchmark tables."""
+"""The pages measured: the front door and the pages written for newcomers, the agents'
+matrix and pages (ClippedPPO has the most presets, SAC three networks side by side), the
+preset index, the benchmark tables."""
 
 MEASURE = """() => {
   const root = document.scrollingElement;
