@@ -93,6 +93,7 @@ try:
         LinearSchedule,
         PieceWiseSchedule,
     )
+    from coach.trained_agent import TrainedAgent, load_agent
 finally:
     _gc.freeze()
     if _collecting:
@@ -167,7 +168,9 @@ __all__ = [
     "SelfPlayParameters",
     "SequenceReplayParameters",
     "TD3AgentParameters",
+    "TrainedAgent",
     "TrainingSteps",
     "Transition",
     "UCBParameters",
+    "load_agent",
 ]

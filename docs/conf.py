@@ -10,12 +10,17 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+import coach
+
 DOCS = Path(__file__).resolve().parent
 sys.path.insert(0, str(DOCS / "_ext"))
 
 project = "Coach"
 author = "The Coach developers"
 copyright = "2026, the Coach developers"
+# The version of the package the site documents (``coach.__version__``, as setup.cfg's).
+release = coach.__version__
+version = release
 
 extensions = [
     "myst_parser",
@@ -46,6 +51,8 @@ autodoc_class_signature = "separated"
 default_role = "code"
 
 html_theme = "furo"
-html_title = "Coach"
-html_static_path: list[str] = []
+html_title = f"Coach {release}"
+html_static_path = ["_static"]
+# Tables fit the page's column (tests/docs/test_site_browser.py measures it at 1400 px).
+html_css_files = ["coach.css"]
 pygments_style = "friendly"

@@ -6,12 +6,15 @@ import dataclasses
 import importlib
 import inspect
 
+import algorithm_matrix
 from benchmark_pages import anchor, seed_table
-from catalogue import Catalogue, PresetEntry, promise, table
+from catalogue import Catalogue, PresetEntry, breakable, promise, table
+from network_tables import networks_table
 from parameter_tables import class_summary, field_doc, parameter_entry, parameters_table
 
 import coach
 from coach.filters import InputFilter, OutputFilter
+from coach.networks import NetworkParameters
 
 
 def short_name(params: type) -> str:
@@ -52,13 +55,40 @@ def _component_sections(params: type) -> list[str]:
     return sections
 
 
+def _agent_field(params: type, defaults: object, name: str) -> str:
+    """One field of the agent's parameters as an entry; its networks by name, whose
+    defaults the networks section shows."""
+    value = getattr(defaults, name)
+    doc = field_doc(params, name)
+    if (
+        isinstance(value, dict)
+        and value
+        and all(isinstance(v, NetworkParameters) for v in value.values())
+    ):
+        names = ", ".join(f"`{n}`" for n in value)
+        return f"`{name}` · default {names}: see [Networks](#networks) below\n: {doc}\n"
+    return parameter_entry(name, None, value, doc)
+
+
+def _networks_section(defaults: object) -> str:
+    networks = getattr(defaults, "network_wrappers", {})
+    return (
+        "### Networks\n\n"
+        "The networks the agent builds by default, a column each (layer sizes are the "
+        "hidden layers' widths; a head's kind is its class, `QHeadParameters` for `Q`). Set "
+        'one in a preset as `agent.network_wrappers["main"].learning_rate = ...`, or '
+        "on the command line as `-cp agent.network_wrappers.main.learning_rate=...`; "
+        "[Networks](../networks.md) says what every field does.\n\n" + networks_table(networks)
+    )
+
+
 def _presets_section(presets: list[PresetEntry]) -> str:
     if not presets:
         return "No shipped preset uses this agent yet.\n"
     rows = [
         [
-            f"[{p.name}](../reference/presets.md#{anchor(p.name)})",
-            p.environment,
+            f"[{breakable(p.name)}](../reference/presets.md#{anchor(p.name)})",
+            breakable(p.environment),
             promise(p.validation),
             ", ".join(map(str, p.validation.seeds)) if p.validation else "",
         ]
@@ -85,14 +115,13 @@ def _benchmarks_section(presets: list[PresetEntry], catalogue: Catalogue) -> str
     return "\n".join(parts)
 
 
-def agent_page(params: type, catalogue: Catalogue) -> str:
+def agent_page(params: type, catalogue: Catalogue, row: algorithm_matrix.Row) -> str:
     name = short_name(params)
     paper, about = _module_doc(params)
     presets = catalogue.presets_of(params)
     defaults = params()
     agent_fields = "\n".join(
-        parameter_entry(f.name, None, getattr(defaults, f.name), field_doc(params, f.name))
-        for f in dataclasses.fields(params)
+        _agent_field(params, defaults, f.name) for f in dataclasses.fields(params)
     )
     return "\n".join(
         [
@@ -102,11 +131,13 @@ def agent_page(params: type, catalogue: Catalogue) -> str:
             "```python",
             import_line(params),
             "```\n",
+            algorithm_matrix.works_with(row),
             "## Parameters\n",
             f"{class_summary(params)} Its components, as a preset finds them on "
             f"`{params.__name__}()`:\n",
             agent_fields,
             *_component_sections(params),
+            _networks_section(defaults),
             "Observations, rewards and actions pass through the agent's `input_filter` and "
             "`output_filter`: see [Filters](../filters.md).\n",
             "## Presets\n",
@@ -117,30 +148,36 @@ def agent_page(params: type, catalogue: Catalogue) -> str:
     )
 
 
-def index_page(catalogue: Catalogue) -> str:
-    rows = []
+def index_page(catalogue: Catalogue, rows: list[algorithm_matrix.Row]) -> str:
+    papers = []
     for params in catalogue.agents:
         paper, _ = _module_doc(params)
         presets = catalogue.presets_of(params)
-        rows.append(
+        papers.append(
             [
-                f"[{short_name(params)}]({short_name(params)}.md)",
+                f"[{breakable(short_name(params))}]({short_name(params)}.md)",
                 paper,
-                ", ".join(p.name for p in presets) or "-",
+                ", ".join(breakable(p.name) for p in presets) or "-",
             ]
         )
     toctree = "\n".join(short_name(p) for p in catalogue.agents)
     return (
         "# Agents\n\n"
         "Every agent Coach ships, each with its paper, its parameters (from the parameter "
-        "classes' own docstrings), the presets that use it and their benchmark figures.\n\n"
-        + table(["agent", "what it is", "presets"], rows)
+        "classes' own docstrings), the presets that use it and their benchmark figures. An "
+        "agent's name is its parameter class's without `AgentParameters` "
+        "(`DQNAgentParameters` builds DQN).\n\n"
+        "## Algorithms matrix\n\n"
+        + algorithm_matrix.matrix(catalogue, rows)
+        + "\n## Every agent\n\n"
+        + table(["agent", "what it is", "presets"], papers)
         + f"\n```{{toctree}}\n:hidden:\n\n{toctree}\n```\n"
     )
 
 
 def pages(catalogue: Catalogue) -> dict[str, str]:
-    out = {"agents/index.md": index_page(catalogue)}
-    for params in catalogue.agents:
-        out[f"agents/{short_name(params)}.md"] = agent_page(params, catalogue)
+    rows = algorithm_matrix.rows(catalogue)
+    out = {"agents/index.md": index_page(catalogue, rows)}
+    for params, row in zip(catalogue.agents, rows, strict=True):
+        out[f"agents/{short_name(params)}.md"] = agent_page(params, catalogue, row)
     return out

@@ -10,7 +10,7 @@ import statistics
 from pathlib import Path
 from typing import Any
 
-from catalogue import Catalogue, promise, table
+from catalogue import Catalogue, breakable, promise, table
 
 from coach.presets import PresetValidation
 
@@ -30,6 +30,13 @@ def _seconds(value: float | None) -> str:
     return "-" if value is None else f"{value:,.0f} s"
 
 
+def _reached(seed: dict[str, Any]) -> str:
+    """Where a seed first reached the threshold: its env steps and the wall time to them."""
+    if seed["reached_at"] is None:
+        return "never"
+    return f"{seed['reached_at']:,} env steps, {_seconds(seed['seconds'])}"
+
+
 def seed_table(result: dict[str, Any], validation: PresetValidation | None) -> str:
     """The per-seed figures of a preset's benchmark, with each seed's baselines where golden
     measured the preset against scripted players, and a line on a relative promise."""
@@ -41,8 +48,7 @@ def seed_table(result: dict[str, Any], validation: PresetValidation | None) -> s
         [
             str(s["seed"]),
             *([s["baselines"] or "-"] if measured else []),
-            f"{s['reached_at']:,}" if s["reached_at"] is not None else "never",
-            _seconds(s["seconds"]),
+            _reached(s),
             _figure(s["best"], 2),
             _figure(s["best_checkpoint"], 2),
             _figure(s["final"], 2),
@@ -55,8 +61,7 @@ def seed_table(result: dict[str, Any], validation: PresetValidation | None) -> s
         [
             "seed",
             *(["baselines"] if measured else []),
-            "threshold reached at (env steps)",
-            "wall time to it",
+            "threshold reached at",
             f"best evaluation{unit}",
             f"best.pt, 20 episodes{unit}",
             f"final agent, 20 episodes{unit}",
@@ -97,7 +102,7 @@ def results_page(catalogue: Catalogue) -> str:
         reached = [s for s in seeds if s["reached_at"] is not None]
         summary.append(
             [
-                f"[{name}](#{anchor(name)})",
+                f"[{breakable(name)}](#{anchor(name)})",
                 promise(entries[name].validation),
                 f"{sum(s['passed'] for s in seeds)}/{len(seeds)}",
                 _mean([s["reached_at"] for s in reached]),

@@ -8,6 +8,7 @@ import importlib
 import inspect
 import json
 import pkgutil
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -30,6 +31,10 @@ class PresetEntry:
     graph: str
     """Its graph manager's class."""
     validation: PresetValidation | None
+    agent_parameters: tuple[AgentParameters, ...] = ()
+    """Its agents' parameters, as the preset sets them."""
+    graph_type: type = object
+    """Its graph manager's class itself."""
 
 
 @dataclass(frozen=True)
@@ -82,11 +87,15 @@ def docstring_summary(path: Path) -> str:
     return " ".join(text.split("\n\n")[0].split())
 
 
-def _agents(roots: dict[str, Any]) -> tuple[type, ...]:
+def _agent_parameters(roots: dict[str, Any]) -> tuple[AgentParameters, ...]:
     agents = [roots["agent"]] if roots.get("agent") is not None else roots.get("agents") or []
     if isinstance(agents, dict):
         agents = list(agents.values())
-    return tuple(dict.fromkeys(type(a) for a in agents))
+    return tuple(agents)
+
+
+def _agents(roots: dict[str, Any]) -> tuple[type, ...]:
+    return tuple(dict.fromkeys(type(a) for a in _agent_parameters(roots)))
 
 
 def preset_entries() -> list[PresetEntry]:
@@ -104,6 +113,8 @@ def preset_entries() -> list[PresetEntry]:
                 agents=_agents(graph.parameters()),
                 graph=type(graph).__name__,
                 validation=preset.validation,
+                agent_parameters=_agent_parameters(graph.parameters()),
+                graph_type=type(graph),
             )
         )
     return entries
@@ -114,6 +125,28 @@ def promise(validation: PresetValidation | None) -> str:
     if validation is None:
         return ""
     return f"{validation.describe()} within {validation.describe_budget()}"
+
+
+_BREAK = re.compile(r"(?<=[_:/])(?=\w)|(?<=\.)(?=[A-Za-z])|(?<=[a-z])(?=[A-Z])")
+"""Where a long name may break: after ``_``, ``:``, ``/`` or ``.`` and between the words of
+a CamelCase name."""
+
+
+_CODE = re.compile(r"(`+).+?\1")
+"""A Markdown code span, of one backtick or more (a docstring's ``double`` ones too)."""
+
+
+def breakable(text: str) -> str:
+    """``text`` with a line-break opportunity (``<wbr>``, which copies as nothing) wherever a
+    long name in it may break, outside its code spans: a table's column is then as wide as
+    a name's longest part, not the whole name (``ExplorationChain_Bootstrapped_DQN``), so
+    that tables fit the page."""
+    out, position = [], 0
+    for span in _CODE.finditer(text):
+        out += [_BREAK.sub("<wbr>", text[position : span.start()]), span.group()]
+        position = span.end()
+    out.append(_BREAK.sub("<wbr>", text[position:]))
+    return "".join(out)
 
 
 def cell(text: str) -> str:

@@ -7,7 +7,7 @@ import inspect
 
 from agent_pages import short_name
 from benchmark_pages import anchor
-from catalogue import Catalogue, promise, table
+from catalogue import Catalogue, breakable, promise, table
 
 import coach
 
@@ -23,6 +23,7 @@ GROUPS = {
     "coach.networks": "Networks",
     "coach.filters": "Filters",
     "coach.schedules": "Parameter schedules",
+    "coach.trained_agent": "Acting with a trained agent",
     "coach.presets": "Presets and errors",
     "coach.preset_validation": "Presets and errors",
     "coach.errors": "Presets and errors",
@@ -100,36 +101,34 @@ def presets_page(catalogue: Catalogue) -> str:
     rows = []
     for p in catalogue.presets:
         agents = ", ".join(
-            f"[{short_name(a)}](../agents/{short_name(a)}.md)"
+            f"[{breakable(short_name(a))}](../agents/{short_name(a)}.md)"
             if a in catalogue.agents
-            else a.__name__
+            else breakable(a.__name__)
             for a in p.agents
         )
-        benchmark = (
-            f"[figure](../benchmarks/index.md#{anchor(p.name)})"
-            if p.name in catalogue.results
-            else "-"
-        )
+        promised = "-"
+        if p.validation is not None:
+            seeds = ", ".join(map(str, p.validation.seeds))
+            promised = f"{promise(p.validation)}, on seeds {seeds}"
+        if p.name in catalogue.results:
+            promised += f" ([figure](../benchmarks/index.md#{anchor(p.name)}))"
         rows.append(
             [
-                f"[`{p.name}`]{{#{anchor(p.name)}}}",  # a target the agent pages link to
+                # A target the agent pages link to.
+                f"[{breakable(p.name)}]{{#{anchor(p.name)}}}",
                 agents,
-                p.environment,
-                promise(p.validation) or "-",
-                ", ".join(map(str, p.validation.seeds)) if p.validation else "-",
-                benchmark,
-                p.summary,
+                breakable(p.environment),
+                promised,
+                breakable(p.summary),
             ]
         )
     return (
         "# Preset index\n\n"
         f"The {len(catalogue.presets)} presets Coach ships (`coach -l` lists them too). Run "
         "one with `coach -p NAME`; its promise is what `make golden` checks: the evaluation "
-        "threshold and the budget to reach it in, on the seeds named.\n\n"
-        + table(
-            ["preset", "agents", "environment", "promise", "seeds", "benchmark", "what it is"],
-            rows,
-        )
+        "threshold and the budget to reach it in, on the seeds named, with the benchmark "
+        "figure of those seeds where it has been measured.\n\n"
+        + table(["preset", "agents", "environment", "promise", "what it is"], rows)
     )
 
 

@@ -20,28 +20,12 @@ import pytest
 from PIL import Image, ImageStat
 
 from coach.studies.runs import find_runs
+from tests.browser import ARGS, installed_chromium
 from tests.integration.coach_cli import coach
 
 # The study's runs are made once per test process (`study_experiments`); grouped on one
 # worker by `make test`'s --dist loadgroup, they are made once in all.
 pytestmark = pytest.mark.xdist_group("study")
-
-CHROMIUM = Path("/usr/bin/chromium")
-"""Debian's chromium, which ``scripts/install-system-packages`` installs."""
-
-ARGS = [
-    "--headless",
-    "--no-sandbox",  # root in a container has no user namespace for chromium's sandbox
-    "--disable-gpu",
-    # Chromium's own traffic (QUIC, component updates, sync, field trials) meets a closed
-    # network here and is refused, many connections at a time: none of it is wanted.
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
-"""Chromium's flags. Playwright gives every launch a fresh profile (``--user-data-dir``)."""
 
 
 @dataclass
@@ -76,13 +60,7 @@ def report(study_experiments: Path, tmp_path_factory: pytest.TempPathFactory) ->
 @pytest.fixture(scope="session")  # session: set up before the runs, also session-wide
 def chromium() -> Path:
     """The browser, or a failure that says how to install it (before any run is made)."""
-    if not CHROMIUM.exists():
-        pytest.fail(
-            f"{CHROMIUM} is missing: the report's browser test needs Debian's chromium; "
-            "run scripts/install-system-packages (as root, or with sudo) to install it",
-            pytrace=False,
-        )
-    return CHROMIUM
+    return installed_chromium("the report's browser test")
 
 
 @pytest.fixture(scope="module")
