@@ -207,7 +207,9 @@ def learning_batch(inputs: dict[str, torch.Tensor]) -> bool:
     """Whether ``inputs`` are a batch a bfloat16 network runs in bfloat16: `AUTOCAST_ROWS`
     rows or more, and not being exported (an exported policy acts in float32, on any number
     of rows: its batch size stays free)."""
-    if torch._C._get_tracing_state() is not None or torch.compiler.is_exporting():
+    # torch.jit.is_tracing is public (torch's docs) but neither annotated nor re-exported.
+    tracing = torch.jit.is_tracing()  # type: ignore[attr-defined, no-untyped-call]
+    if tracing or torch.compiler.is_exporting():
         return False
     return len(next(iter(inputs.values()))) >= AUTOCAST_ROWS
 

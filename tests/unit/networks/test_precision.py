@@ -4,6 +4,8 @@ acting on a few rows."""
 
 from __future__ import annotations
 
+import warnings
+
 import pytest
 import torch
 import torch.nn.functional as F
@@ -11,7 +13,7 @@ from gymnasium import spaces
 
 from coach.networks.ensemble import NetworkEnsemble
 from coach.networks.heads import VHeadParameters
-from coach.networks.network_wrapper import NetworkWrapper, native_bfloat16
+from coach.networks.network_wrapper import NetworkWrapper, learning_batch, native_bfloat16
 from coach.networks.parameters import AUTOCAST_ROWS, MiddlewareParameters, NetworkParameters
 from coach.validation import InvalidParameter
 
@@ -62,6 +64,22 @@ def test_acting_stays_float32() -> None:
     with torch.no_grad():
         inputs = _inputs(1000)
         assert torch.equal(low(inputs)["v"], exact(inputs)["v"])
+
+
+def test_a_traced_batch_is_no_learning_batch() -> None:
+    """Under ``torch.jit.trace`` (a TorchScript export) a batch of any size stays float32:
+    the exported policy's batch size stays free."""
+    inputs = _inputs(AUTOCAST_ROWS)
+    seen: list[bool] = []
+
+    def probe(x: torch.Tensor) -> torch.Tensor:
+        seen.append(learning_batch({"observation": x}))
+        return x * 2.0
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)  # as coach export traces
+        torch.jit.trace(probe, inputs["observation"], check_trace=False)
+    assert learning_batch(inputs) and seen and not any(seen)
 
 
 @pytest.mark.parametrize("device", DEVICES)
