@@ -61,7 +61,7 @@ from tests.learning.golden_case import (
     stop_on_signals,
     unrunnable,
 )
-from tests.learning.guide import guide_presets
+from tests.learning.guide import guide_presets, is_guide_preset
 
 
 def missing_datasets(names: list[str]) -> dict[str, str]:
@@ -85,8 +85,7 @@ def resolve(name: str) -> str:
 
 def label(name: str) -> str:
     """A case's preset as the table names it: a guide's preset by its stem."""
-    guide = {path: stem for stem, path in guide_presets().items()}
-    return guide.get(name, name)
+    return Path(name).stem if is_guide_preset(name) else name
 
 
 def cases(names: list[str] | None = None, seeds: list[int] | None = None) -> list[tuple[str, int]]:

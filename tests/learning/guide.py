@@ -21,6 +21,8 @@ from tests.docs.run_blocks import file_name, is_preset
 
 GUIDE_PAGES = (DOCS / "writing-agents.md",)
 """The pages whose ``# file:`` blocks include presets that declare a validation."""
+PREFIX = "coach-guide-"
+"""How the name of a folder of the guide's files begins (the rest is of their contents)."""
 
 
 def guide_files() -> dict[str, str]:
@@ -41,11 +43,11 @@ def guide_folder() -> Path:
     digest = hashlib.sha256()
     for name, text in sorted(files.items()):
         digest.update(f"{name}\0{text}\0".encode())
-    folder = Path(tempfile.gettempdir()) / f"coach-guide-{digest.hexdigest()[:16]}"
+    folder = Path(tempfile.gettempdir()) / f"{PREFIX}{digest.hexdigest()[:16]}"
     if not folder.is_dir():
         # Written aside, then renamed into place whole: a process that looks at the same
         # moment sees no folder or a complete one.
-        scratch = Path(tempfile.mkdtemp(prefix="coach-guide-", dir=folder.parent))
+        scratch = Path(tempfile.mkdtemp(prefix=f"{PREFIX}new-", dir=folder.parent))
         for name, text in files.items():
             (scratch / name).write_text(text)
         try:
@@ -63,3 +65,10 @@ def guide_presets() -> dict[str, str]:
         for name, text in sorted(guide_files().items())
         if name.endswith(".py") and is_preset(text)
     }
+
+
+def is_guide_preset(path: str) -> bool:
+    """Whether ``path`` is a guide's preset file in a folder `guide_folder` made (of this
+    page, or of the page as it was when a run began)."""
+    file = Path(path)
+    return file.suffix == ".py" and file.parent.name.startswith(PREFIX)

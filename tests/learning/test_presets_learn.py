@@ -13,7 +13,6 @@ import pytest
 from tests.learning.golden import cases, label, table
 from tests.learning.golden_case import run_case
 
-
 CASES = cases()
 
 

@@ -8,7 +8,13 @@ from pathlib import Path
 from coach.presets import list_presets, load_preset
 from tests.docs.blocks import blocks
 from tests.learning.golden import cases, label, resolve
-from tests.learning.guide import GUIDE_PAGES, guide_files, guide_folder, guide_presets
+from tests.learning.guide import (
+    GUIDE_PAGES,
+    PREFIX,
+    guide_files,
+    guide_folder,
+    guide_presets,
+)
 
 GUIDE_AGENTS = ("CartPole_MunchausenDQN", "CartPole_SPO", "Pendulum_SmoothTD3")
 
@@ -47,5 +53,9 @@ def test_a_guide_preset_is_named_by_its_stem_and_a_shipped_one_as_given() -> Non
     path = guide_presets()["CartPole_SPO"]
     assert resolve("CartPole_SPO") == path
     assert label(path) == "CartPole_SPO"
+    # A case of a run that began before the page changed: its folder is the old page's.
+    assert label(str(guide_folder().with_name(f"{PREFIX}0123") / "CartPole_SPO.py")) == (
+        "CartPole_SPO"
+    )
     assert resolve("CartPole_DQN") == label("CartPole_DQN") == "CartPole_DQN"
     assert resolve("my/preset.py") == label("my/preset.py") == "my/preset.py"
