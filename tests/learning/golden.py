@@ -4,7 +4,10 @@ best agent, evaluated afresh, keeps its promise.
     make golden     (or: python -m tests.learning.golden [--jobs N] [--seeds S ...]
                          [--runs DIR] [PRESET ...])
 
-Runs the (preset, seed) cases several at once, one process each, up to the number of cores.
+The presets are the shipped ones and those a guide page ships (`tests.learning.guide`: the
+agents of "Writing your own agent", trained from the page's own blocks); a guide preset is
+named by its file's stem (``CartPole_MunchausenDQN``). Runs the (preset, seed) cases
+several at once, one process each, up to the number of cores.
 The datasets of the batch presets are made first, by their recipes, where Minari's local
 root (``$MINARI_DATASETS_PATH``, default ``~/.minari/datasets``) does not hold them yet.
 A case trains until its budgets are spent (every one the validation declares: env steps,
@@ -58,6 +61,7 @@ from tests.learning.golden_case import (
     stop_on_signals,
     unrunnable,
 )
+from tests.learning.guide import guide_presets, is_guide_preset
 
 
 def missing_datasets(names: list[str]) -> dict[str, str]:
@@ -73,10 +77,23 @@ def missing_datasets(names: list[str]) -> dict[str, str]:
     return missing
 
 
+def resolve(name: str) -> str:
+    """What `load_preset` loads for a preset named on the command line: a guide's preset
+    (by its stem) as its file in the guide's folder, anything else as given."""
+    return guide_presets().get(name, name) if name not in list_presets() else name
+
+
+def label(name: str) -> str:
+    """A case's preset as the table names it: a guide's preset by its stem."""
+    return Path(name).stem if is_guide_preset(name) else name
+
+
 def cases(names: list[str] | None = None, seeds: list[int] | None = None) -> list[tuple[str, int]]:
-    """Every (preset, seed) a validation asks for (only ``seeds`` of them, if given)."""
+    """Every (preset, seed) a validation asks for (only ``seeds`` of them, if given): of the
+    presets ``names`` (`resolve`), or of every shipped and guide preset."""
     out = []
-    for name in names or list_presets():
+    every = [*list_presets(), *guide_presets().values()]
+    for name in [resolve(n) for n in names] if names else every:
         validation = load_preset(name).validation
         if validation is not None:
             out += [(name, s) for s in validation.seeds if seeds is None or s in seeds]
@@ -97,12 +114,14 @@ def table(results: list[GoldenResult]) -> list[str]:
         at = f"{r.reached_at:,}" if r.reached_at is not None else "-"
         seconds = f"{r.seconds:.0f}" if r.seconds is not None else "-"
         lines.append(
-            f"{r.preset:<28} {r.seed:>4} {r.threshold:>12} {at:>10} {seconds:>7} "
+            f"{label(r.preset):<28} {r.seed:>4} {r.threshold:>12} {at:>10} {seconds:>7} "
             f"{_figure(r.best):>9} {_figure(r.best_checkpoint):>16} {_figure(r.final):>14}  "
             f"{'pass' if r.passed else 'FAIL'}"
         )
-    lines += [f"{r.preset} seed {r.seed}: {r.why}" for r in results if not r.passed]
-    lines += [f"{r.preset} seed {r.seed} baselines: {r.baselines}" for r in results if r.baselines]
+    lines += [f"{label(r.preset)} seed {r.seed}: {r.why}" for r in results if not r.passed]
+    lines += [
+        f"{label(r.preset)} seed {r.seed} baselines: {r.baselines}" for r in results if r.baselines
+    ]
     return lines
 
 
@@ -233,9 +252,9 @@ def main() -> int:
                 else f"never reached {r.threshold}"
             )
             print(
-                f"{r.preset} seed {r.seed}: {state}; {reached}; best eval {_figure(r.best)}, "
-                f"best.pt {_figure(r.best_checkpoint)}, final {_figure(r.final)} "
-                f"({len(results)}/{len(todo)})",
+                f"{label(r.preset)} seed {r.seed}: {state}; {reached}; "
+                f"best eval {_figure(r.best)}, best.pt {_figure(r.best_checkpoint)}, "
+                f"final {_figure(r.final)} ({len(results)}/{len(todo)})",
                 flush=True,
             )
     results.sort(key=lambda r: (r.preset, r.seed))
