@@ -1,0 +1,145 @@
+"""Whole runs of shipped presets, timed as processes: what a part of the base costs a user.
+
+    python -m benchmarks.whole_runs [--presets NAME ...] [--steps N] [--repeats R]
+                                    [--against DIR] [--short]
+
+Each case is one ``coach -p NAME -q`` process, from import to exit, and its figure is the
+CPU time the process used (user and system, best of ``--repeats``): a part of the base that
+costs something at import (a module it loads) or on every step (an update, a write) shows
+in it, and the other core's load shows less than in wall-clock time. ``--steps N`` cuts each
+run to ``N`` env steps of training and one evaluation episode (the default, 0, runs the
+preset's whole schedule).
+
+Two tables:
+
+- **Kept shortcuts**: each part of the base that stays hand-written because the library it
+  replaces costs at least 5% of a whole run, run as shipped and with the library's part in
+  its place (`STOCK`), in this checkout. The first is Coach's optimizer step and its
+  deferred TorchDynamo import (`coach.networks.optimizer`) against ``torch.optim``'s own
+  fused Adam and AdamW, torch's ``clip_grad_norm_`` and TorchDynamo imported as torch
+  imports it.
+- **Against a checkout** (``--against DIR``, a checkout of an earlier commit, e.g. ``git
+  worktree add /tmp/before COMMIT``): the same runs of this checkout and of DIR's code, for
+  a change that replaced a hand-written part with a library's.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import resource
+import subprocess
+import sys
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+
+PRESETS = ("CartPole_DQN", "Pendulum_TD3", "CartPole_ClippedPPO")
+"""The whole runs of the default table: a value, an actor-critic and an on-policy preset."""
+
+SHORT_STEPS = 1_500
+
+_BOOT = """
+import sys
+variant = sys.argv.pop(1)
+if variant != "shipped":
+    from benchmarks.whole_runs import STOCK
+    STOCK[variant]()
+from coach.cli import main
+sys.argv[0] = "coach"
+main()
+"""
+
+
+def use_stock_optimizer() -> None:
+    """Put ``torch.optim``'s own step, ``zero_grad`` and ``clip_grad_norm_`` where Coach's
+    optimizer has its own, and take back the seeding that defers TorchDynamo's import: the
+    run then steps as a torch user's would (denormals still flushed during the step)."""
+    import torch
+
+    from coach.networks import network_wrapper, optimizer
+
+    def step(self: Any, closure: Callable[[], float] | None = None) -> float | None:
+        torch.set_flush_denormal(True)
+        try:
+            return torch.optim.Adam.step(self, closure)  # type: ignore[no-any-return]
+        finally:
+            torch.set_flush_denormal(False)
+
+    optimizer._LeanStep.step = step  # type: ignore[method-assign]
+    del optimizer._LeanStep.zero_grad
+    for name in optimizer.WRAPPED:
+        fn = getattr(torch.optim.Optimizer, name).__wrapped__
+        if hasattr(fn, optimizer.CACHE):
+            delattr(fn, optimizer.CACHE)
+
+    def clip(parameters: Any, max_norm: float) -> torch.Tensor:
+        return torch.nn.utils.clip_grad_norm_(parameters, max_norm, foreach=True)
+
+    network_wrapper.clip_grad_norm = clip  # type: ignore[attr-defined]
+
+
+STOCK: dict[str, Callable[[], None]] = {"stock optimizer": use_stock_optimizer}
+"""Each kept shortcut's library counterpart, by the name of its column."""
+
+
+def cpu_seconds(preset: str, steps: int, variant: str = "shipped", checkout: Path = ROOT) -> float:
+    """The CPU time of one ``coach -p preset`` process run from ``checkout``'s code."""
+    with tempfile.TemporaryDirectory() as folder:
+        command = [sys.executable, "-c", _BOOT, variant, "-p", preset, "-q", "-ep", folder]
+        if steps:
+            command += [
+                "-cp",
+                f"schedule.improve_steps=EnvironmentSteps({steps})",
+                "-cp",
+                "schedule.evaluation_steps=EnvironmentEpisodes(1)",
+            ]
+        paths = [str(checkout), os.environ.get("PYTHONPATH", "")]
+        env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in paths if p))
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
+        subprocess.run(command, cwd=checkout, env=env, check=True)
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+
+
+def best(repeats: int, *args: Any, **kwargs: Any) -> float:
+    """The least of ``repeats`` measures of `cpu_seconds` (its arguments)."""
+    return min(cpu_seconds(*args, **kwargs) for _ in range(repeats))
+
+
+def _cell(seconds: float, shipped: float) -> str:
+    return f"{seconds:>7.1f} ({100.0 * (seconds - shipped) / shipped:+5.1f}%)"
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--presets", nargs="+", default=list(PRESETS))
+    parser.add_argument("--steps", type=int, default=0, help="env steps of training (0: all)")
+    parser.add_argument("--repeats", type=int, default=2)
+    parser.add_argument("--against", type=Path, help="a checkout of an earlier commit")
+    parser.add_argument("--short", action="store_true", help="one preset, 1,500 steps, once")
+    args = parser.parse_args(argv)
+    if args.short:
+        args.presets, args.steps, args.repeats = args.presets[:1], SHORT_STEPS, 1
+    length = f"{args.steps:,} env steps" if args.steps else "whole schedule"
+    print(f"Whole runs ({length}): CPU seconds of one process, best of {args.repeats};")
+    print("each other column's change is against this checkout as shipped\n")
+    against = args.against.resolve() if args.against is not None else None
+    columns = [*STOCK, *(["before"] if against else [])]
+    if against is not None:
+        print(f"before: the code of {against}")
+    print(f"{'preset':<24} {'shipped':>8}" + "".join(f" {c:>17}" for c in columns))
+    for preset in args.presets:
+        shipped = best(args.repeats, preset, args.steps)
+        cells = [_cell(best(args.repeats, preset, args.steps, v), shipped) for v in STOCK]
+        if against is not None:
+            before = best(args.repeats, preset, args.steps, checkout=against)
+            cells.append(_cell(before, shipped))
+        print(f"{preset:<24} {shipped:>8.1f}" + "".join(f" {c:>17}" for c in cells), flush=True)
+
+
+if __name__ == "__main__":
+    main()
