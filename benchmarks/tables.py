@@ -35,6 +35,7 @@ MODULES = (
     "multi_agent",
     "doom",
     "dnd",
+    "whole_runs",
 )
 """The benchmark modules of ``make bench``, in the order they run."""
 

@@ -110,8 +110,9 @@ def best(repeats: int, *args: Any, **kwargs: Any) -> float:
     return min(cpu_seconds(*args, **kwargs) for _ in range(repeats))
 
 
-def _cell(seconds: float, shipped: float) -> str:
-    return f"{seconds:>7.1f} ({100.0 * (seconds - shipped) / shipped:+5.1f}%)"
+def _cells(seconds: float, shipped: float) -> str:
+    """A variant's seconds and its change against the shipped run's."""
+    return f"{seconds:>8.1f} {100.0 * (seconds - shipped) / shipped:>+7.1f}%"
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -128,17 +129,28 @@ def main(argv: list[str] | None = None) -> None:
     print(f"Whole runs ({length}): CPU seconds of one process, best of {args.repeats};")
     print("each other column's change is against this checkout as shipped\n")
     against = args.against.resolve() if args.against is not None else None
-    columns = [*STOCK, *(["before"] if against else [])]
+    header = f"{'preset':<24} {'shipped s':>9}"
+    for name in [*STOCK, *(["before"] if against else [])]:
+        header += f" {name + ' s':>{max(8, len(name) + 2)}} {'change':>8}"
     if against is not None:
         print(f"before: the code of {against}")
-    print(f"{'preset':<24} {'shipped':>8}" + "".join(f" {c:>17}" for c in columns))
+    print(header)
     for preset in args.presets:
         shipped = best(args.repeats, preset, args.steps)
-        cells = [_cell(best(args.repeats, preset, args.steps, v), shipped) for v in STOCK]
+        row = f"{preset:<24} {shipped:>9.1f}"
+        for variant in STOCK:
+            row += " " + _cells(best(args.repeats, preset, args.steps, variant), shipped)
         if against is not None:
-            before = best(args.repeats, preset, args.steps, checkout=against)
-            cells.append(_cell(before, shipped))
-        print(f"{preset:<24} {shipped:>8.1f}" + "".join(f" {c:>17}" for c in cells), flush=True)
+            row += " " + _cells(best(args.repeats, preset, args.steps, checkout=against), shipped)
+        print(row, flush=True)
+    options = (
+        "--short"
+        if args.short
+        else f"--presets {' '.join(args.presets)} --steps {args.steps} --repeats {args.repeats}"
+    )
+    if args.against is not None:
+        options += f" --against {args.against}"
+    print(f"\nreproduce: python -m benchmarks.whole_runs {options}")
 
 
 if __name__ == "__main__":

@@ -293,6 +293,13 @@ BENCHMARKS: dict[str, tuple[list[str], list[str]]] = {
             *(_row(size, "approximate", *[NUMBER] * 6) for size in ("2,000", "5,000")),
         ],
     ),
+    "whole_runs": (
+        [],
+        [
+            _row("preset", "shipped s", "stock optimizer s", "change"),
+            _row("CartPole_DQN", NUMBER, NUMBER, r"[+-][\d,]+\.\d%"),
+        ],
+    ),
 }
 
 
