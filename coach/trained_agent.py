@@ -74,11 +74,8 @@ class TrainedAgent:
         )
         """Whether the agent keeps something from one step to the next per copy: a hidden
         state, a stack of frames. Without, a batch of any size is acted on at once."""
-        self.agent.state = {
-            key: np.zeros((self.num_envs, *(space.shape or ())), dtype=space.dtype)
-            for key, space in self.agent.observation_space.spaces.items()
-        }
         self._starting = np.ones(self.num_envs, dtype=bool)
+        self._reset_state()
 
     # -- acting -------------------------------------------------------------------------------
 
