@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -34,3 +37,18 @@ def installed_chromium(what: str) -> Path:
             pytrace=False,
         )
     return CHROMIUM
+
+
+@contextmanager
+def launched(chromium: Path) -> Iterator[Any]:
+    """A headless ``chromium`` launched through playwright with `ARGS`, closed after."""
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError as error:
+        pytest.fail(f"playwright is missing ({error}): run make install", pytrace=False)
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=str(chromium), args=ARGS)
+        try:
+            yield browser
+        finally:
+            browser.close()

@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from tests.browser import ARGS, installed_chromium
+from tests.browser import installed_chromium, launched
 
 pytestmark = pytest.mark.xdist_group("docs-site")  # the site (`site`) is built once
 
@@ -76,16 +76,8 @@ def chromium() -> Path:
 
 @pytest.fixture(scope="module")
 def browser(chromium: Path) -> Iterator[Any]:
-    try:
-        from playwright.sync_api import sync_playwright
-    except ImportError as error:
-        pytest.fail(f"playwright is missing ({error}): run make install", pytrace=False)
-    with sync_playwright() as playwright:
-        launched = playwright.chromium.launch(executable_path=str(chromium), args=ARGS)
-        try:
-            yield launched
-        finally:
-            launched.close()
+    with launched(chromium) as opened:
+        yield opened
 
 
 @pytest.mark.parametrize("name", PAGES)

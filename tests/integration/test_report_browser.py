@@ -20,7 +20,7 @@ import pytest
 from PIL import Image, ImageStat
 
 from coach.studies.runs import find_runs
-from tests.browser import ARGS, installed_chromium
+from tests.browser import installed_chromium, launched
 from tests.integration.coach_cli import coach
 
 # The study's runs are made once per test process (`study_experiments`); grouped on one
@@ -66,24 +66,16 @@ def chromium() -> Path:
 @pytest.fixture(scope="module")
 def opened(chromium: Path, report: Path) -> Iterator[Opened]:
     """``report`` loaded from its file in headless chromium."""
-    try:
-        from playwright.sync_api import sync_playwright
-    except ImportError as error:
-        pytest.fail(f"playwright is missing ({error}): run make install", pytrace=False)
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=str(chromium), args=ARGS)
-        try:
-            page = browser.new_page(viewport={"width": 1200, "height": 900})
-            seen = Opened(page, report.as_uri(), None)
-            page.on("request", lambda request: seen.requests.append(request.url))
-            page.on("requestfailed", lambda request: seen.failed.append(request.url))
-            page.on("pageerror", lambda error: seen.page_errors.append(str(error)))
-            page.on("console", seen.console)
-            response = page.goto(seen.url, wait_until="load")
-            seen.status = None if response is None else response.status
-            yield seen
-        finally:
-            browser.close()
+    with launched(chromium) as browser:
+        page = browser.new_page(viewport={"width": 1200, "height": 900})
+        seen = Opened(page, report.as_uri(), None)
+        page.on("request", lambda request: seen.requests.append(request.url))
+        page.on("requestfailed", lambda request: seen.failed.append(request.url))
+        page.on("pageerror", lambda error: seen.page_errors.append(str(error)))
+        page.on("console", seen.console)
+        response = page.goto(seen.url, wait_until="load")
+        seen.status = None if response is None else response.status
+        yield seen
 
 
 def test_the_report_loads_alone_with_no_errors(opened: Opened) -> None:
