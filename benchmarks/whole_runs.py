@@ -14,10 +14,11 @@ Two tables:
 
 - **Kept shortcuts**: each part of the base that stays hand-written because the library it
   replaces costs at least 5% of a whole run, run as shipped and with the library's part in
-  its place (`STOCK`), in this checkout. The first is Coach's optimizer step and its
-  deferred TorchDynamo import (`coach.networks.optimizer`) against ``torch.optim``'s own
-  fused Adam and AdamW, torch's ``clip_grad_norm_`` and TorchDynamo imported as torch
-  imports it.
+  its place (`STOCK`), in this checkout: Coach's optimizer step and its deferred
+  TorchDynamo import (`coach.networks.optimizer`) against ``torch.optim``'s own fused Adam
+  and AdamW, torch's ``clip_grad_norm_`` and TorchDynamo imported as torch imports it; and
+  Coach's networks running their layers without ``nn.Module.__call__``
+  (`coach.networks.heads.run_layer`) against calling every layer.
 - **Against a checkout** (``--against DIR``, a checkout of an earlier commit, e.g. ``git
   worktree add /tmp/before COMMIT``): the same runs of this checkout and of DIR's code, for
   a change that replaced a hand-written part with a library's.
@@ -82,7 +83,29 @@ def use_stock_optimizer() -> None:
     network_wrapper.clip_grad_norm = clip  # type: ignore[attr-defined]
 
 
-STOCK: dict[str, Callable[[], None]] = {"stock optimizer": use_stock_optimizer}
+def use_stock_layers() -> None:
+    """Run every layer through ``nn.Module.__call__`` where Coach's networks run it with
+    `coach.networks.heads.run_layer` (`Layers` becomes a plain ``nn.Sequential``)."""
+    from torch import nn
+
+    from coach.networks import heads, model
+
+    shortcut = heads.run_layer
+
+    def call(layer: nn.Module, x: Any) -> Any:
+        return layer(x)
+
+    for module in list(sys.modules.values()):
+        name = getattr(module, "__name__", "")
+        if name.startswith("coach.") and getattr(module, "run_layer", None) is shortcut:
+            module.run_layer = call  # type: ignore[attr-defined]
+    model.Layers.forward = nn.Sequential.forward  # type: ignore[method-assign]
+
+
+STOCK: dict[str, Callable[[], None]] = {
+    "stock optimizer": use_stock_optimizer,
+    "stock layers": use_stock_layers,
+}
 """Each kept shortcut's library counterpart, by the name of its column."""
 
 
@@ -110,9 +133,14 @@ def best(repeats: int, *args: Any, **kwargs: Any) -> float:
     return min(cpu_seconds(*args, **kwargs) for _ in range(repeats))
 
 
-def _cells(seconds: float, shipped: float) -> str:
-    """A variant's seconds and its change against the shipped run's."""
-    return f"{seconds:>8.1f} {100.0 * (seconds - shipped) / shipped:>+7.1f}%"
+def _width(column: str) -> int:
+    return len(column) + 2
+
+
+def _cells(column: str, seconds: float, shipped: float) -> str:
+    """A variant's seconds and its change against the shipped run's, under its header."""
+    change = 100.0 * (seconds - shipped) / shipped
+    return f" {seconds:>{_width(column)}.1f} {change:>+7.1f}%"
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -130,8 +158,8 @@ def main(argv: list[str] | None = None) -> None:
     print("each other column's change is against this checkout as shipped\n")
     against = args.against.resolve() if args.against is not None else None
     header = f"{'preset':<24} {'shipped s':>9}"
-    for name in [*STOCK, *(["before"] if against else [])]:
-        header += f" {name + ' s':>{max(8, len(name) + 2)}} {'change':>8}"
+    for column in [*STOCK, *(["before"] if against else [])]:
+        header += f" {column + ' s':>{_width(column)}} {'change':>8}"
     if against is not None:
         print(f"before: the code of {against}")
     print(header)
@@ -139,9 +167,10 @@ def main(argv: list[str] | None = None) -> None:
         shipped = best(args.repeats, preset, args.steps)
         row = f"{preset:<24} {shipped:>9.1f}"
         for variant in STOCK:
-            row += " " + _cells(best(args.repeats, preset, args.steps, variant), shipped)
+            row += _cells(variant, best(args.repeats, preset, args.steps, variant), shipped)
         if against is not None:
-            row += " " + _cells(best(args.repeats, preset, args.steps, checkout=against), shipped)
+            before = best(args.repeats, preset, args.steps, checkout=against)
+            row += _cells("before", before, shipped)
         print(row, flush=True)
     options = (
         "--short"

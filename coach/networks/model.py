@@ -41,11 +41,10 @@ ACTIVATIONS: dict[str, type[nn.Module]] = {
 
 
 class Layers(nn.Sequential):
-    """An `nn.Sequential` that calls its layers' ``forward`` directly: the same weights, the
-    same names in the state dict, the same outputs, without ``nn.Module.__call__``'s hook
-    machinery around every layer (about a microsecond each, which is most of the cost of a
-    small network acting on one observation). Hooks registered on the layers themselves do
-    not run; hooks on the `Layers` do, when it is called."""
+    """An `nn.Sequential` that runs its layers with `run_layer`: the same weights, the same
+    names in the state dict, the same outputs, without ``nn.Module.__call__`` around every
+    layer (a shortcut kept by measure: `run_layer`). Hooks registered on the layers
+    themselves do not run; hooks on the `Layers` do, when it is called."""
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         for layer in self._modules.values():
@@ -113,10 +112,10 @@ class Embedder(nn.Module):
             x = x - self.offset
         if self.conv is not None:
             x = x.unsqueeze(1) if self.add_channel else x
-            x = self.conv.forward(x.contiguous(memory_format=torch.channels_last))
+            x = run_layer(self.conv, x.contiguous(memory_format=torch.channels_last))
         if x.dim() != 2:
             x = x.flatten(1)
-        return x if self.identity_layers else self.layers.forward(x)
+        return x if self.identity_layers else run_layer(self.layers, x)
 
 
 class Model(nn.Module):
@@ -173,12 +172,12 @@ class Model(nn.Module):
         return torch.zeros(batch, *self.recurrence.state_shape, device=device)
 
     def _embed(self, inputs: dict[str, torch.Tensor]) -> torch.Tensor:
-        # Submodules' ``forward`` called directly, as in `Layers`.
-        embedded = [self.embedders[key].forward(inputs[key]) for key in self.input_keys]
+        # Submodules run as in `Layers` (`run_layer`).
+        embedded = [run_layer(self.embedders[key], inputs[key]) for key in self.input_keys]
         return embedded[0] if len(embedded) == 1 else torch.cat(embedded, dim=1)
 
     def _heads(self, x: torch.Tensor) -> dict[str, torch.Tensor]:
-        x = self.middleware.forward(x)
+        x = run_layer(self.middleware, x)
         return {
             name: run_layer(head, x) for name, head in zip(self.head_names, self.heads, strict=True)
         }

@@ -296,8 +296,8 @@ BENCHMARKS: dict[str, tuple[list[str], list[str]]] = {
     "whole_runs": (
         [],
         [
-            _row("preset", "shipped s", "stock optimizer s", "change"),
-            _row("CartPole_DQN", NUMBER, NUMBER, r"[+-][\d,]+\.\d%"),
+            _row("preset", "shipped s", "stock optimizer s", "change", "stock layers s", "change"),
+            _row("CartPole_DQN", NUMBER, *[NUMBER, r"[+-][\d,]+\.\d%"] * 2),
         ],
     ),
 }
