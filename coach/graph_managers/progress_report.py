@@ -137,15 +137,15 @@ class ProgressReport:
         if logger is None or not logger.terminal.live:
             yield
             return
-        if self._bars:  # the bar beneath shows where it stopped when it comes back
-            below, below_done, below_postfix = self._bars[-1]
-            below.update(below_done(), below_postfix(), draw=False)
         unit = UNIT_NAMES.get(type(budget), type(budget).__name__.lower())
         entry = (
             logger.terminal.bar(f"{label:<8}", budget.num_steps, unit, initial=done(), leave=leave),
             done,
             postfix or self._rewards,
         )
+        if self._bars:  # the bar beneath, covered now, shows where it stopped when it comes back
+            below, below_done, below_postfix = self._bars[-1]
+            below.update(below_done(), below_postfix())
         self._bars.append(entry)
         bar = entry[0]
         try:

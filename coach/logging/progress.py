@@ -1,13 +1,15 @@
-"""Live progress bars on a terminal, and log lines printed above them.
+"""Live progress bars on a terminal, drawn by tqdm, and log lines printed above them.
 
-A `ProgressBar` draws one line, ``train  42% |████▏     | 21k/50k env steps  1.02k/s  0:21
-elapsed  0:29 left  reward 23.0``, and redraws it in place (a carriage return) at most ten
-times a second. It draws only where its stream is a terminal (``isatty()``): on a pipe or a
-file it writes nothing, so logs and CI output keep only their log lines.
+A `ProgressBar` is a tqdm bar, ``train  42% |████▏     | 21k/50k env steps  1.02k/s  00:21
+elapsed  00:29 left, reward 23.0``, redrawn in place (a carriage return) at most ten times
+a second; tqdm fits it to the terminal's width (the postfix giving way first) and measures
+the rate (a moving average) and the time left. It draws only where its stream is a terminal
+(``isatty()``): on a pipe or a file it writes nothing, so logs and CI output keep only their
+log lines.
 
 Bars share the terminal's last line through a `ProgressLine`: bars opened on one line
 stack, the newest is drawn and the ones beneath wait (a run's evaluation bar over its
-training bar) until it closes. A log line goes above the bars: the line is cleared before it
+training bar) until it closes. A log line goes above the bars: the bar is cleared before it
 and redrawn after it; `ConsoleHandler` does this for each record of a `logging` logger.
 
 One line for many things at once (the seeds of a group, the trials of a study) is one bar
@@ -21,8 +23,8 @@ that postfix::
                    group_postfix("seeds", finished, 5, {n: (s, 50_000) for n, s in steps.items()}))
     bar.close()
 
-which draws ``seeds  31% |███  | 77.3k/250k env steps ... seeds 1/5 done · seed_1 12.3k/50k ·
-seed_2 15k/50k``.
+which draws ``seeds  31% |███  | 77.3k/250k env steps ..., seeds 1/5 done · seed_1 12.3k/50k
+· seed_2 15k/50k``.
 """
 
 from __future__ import annotations
@@ -34,15 +36,23 @@ import shutil
 import sys
 import time
 from collections.abc import Callable, Mapping
-from typing import TextIO
+from typing import Any, TextIO
 
+from tqdm import tqdm
+from tqdm.utils import disp_len, disp_trim
+
+BAR_FORMAT = (
+    "{desc} {percentage:3.0f}% |{bar}| {count}  {rate_noinv_fmt}  {elapsed} elapsed  "
+    "{remaining} left{postfix}"
+)
+"""tqdm's ``bar_format`` for every bar (``count`` is the bar's own: `_LineBar`)."""
 MIN_BAR = 10
-"""The narrowest bar drawn; below it the line gives up its optional parts first."""
-MAX_BAR = 40
-"""The widest bar drawn, however wide the terminal."""
-SMOOTHING_SECONDS = 5.0
-"""The rate is the progress over about the last this many seconds (exponentially weighted)."""
-_PARTIAL = " ▏▎▍▌▋▊▉"
+"""The columns of bar the postfix gives way to: where the line is short of room, the
+postfix is cut, or goes, first (on an 80-column terminal a training bar's goes). Only the
+rest of the line shrinks the bar further."""
+SMOOTHING = 0.05
+"""tqdm's ``smoothing``: the rate shown is a moving average of the rates between frames,
+each frame's weighing this much (about the last twenty frames, two seconds)."""
 _ASCII = str.maketrans({"…": "~", "·": "-"})
 """What a terminal without Unicode gets instead."""
 
@@ -56,16 +66,6 @@ def format_count(value: float) -> str:
     if value == int(value):
         return str(int(value))
     return f"{value:.3g}"
-
-
-def format_duration(seconds: float | None) -> str:
-    """``m:ss`` or ``h:mm:ss``; ``?`` when unknown."""
-    if seconds is None or not math.isfinite(seconds) or seconds < 0:
-        return "?"
-    whole = round(seconds)
-    hours, rest = divmod(whole, 3600)
-    minutes, secs = divmod(rest, 60)
-    return f"{hours}:{minutes:02d}:{secs:02d}" if hours else f"{minutes}:{secs:02d}"
 
 
 def group_postfix(
@@ -108,10 +108,9 @@ class ProgressLine:
         """Bars on this line are drawn."""
         self.bars: list[ProgressBar] = []
         """The open bars, the one drawn last."""
-        self._shown = 0
         encoding = getattr(self.stream, "encoding", None) or "ascii"
         try:
-            (_PARTIAL + "█·…").encode(encoding)
+            " ▏▎▍▌▋▊▉█·…".encode(encoding)  # tqdm's bar, the postfixes' separators
             self.unicode = True
         except (UnicodeEncodeError, LookupError):
             self.unicode = False
@@ -133,33 +132,15 @@ class ProgressLine:
                 columns = 0
         return max((columns or 80) - 1, 1)
 
-    def show(self, text: str) -> None:
-        """Put ``text`` on the line in place of what is there."""
-        if not self.unicode:
-            text = text.translate(_ASCII).encode("ascii", "replace").decode("ascii")
-        pad = " " * max(self._shown - len(text), 0)
-        self.stream.write(f"\r{text}{pad}")
-        self.stream.flush()
-        self._shown = len(text)
-
     def clear(self) -> None:
         """Erase the bar on the line, if any (before a log line is printed)."""
-        if self._shown:
-            self.stream.write("\r" + " " * self._shown + "\r")
-            self.stream.flush()
-            self._shown = 0
+        if self.bars:
+            self.bars[-1].clear()
 
     def redraw(self) -> None:
         """Draw the top bar again as it last was (after a log line)."""
-        if self.live and self.bars:
+        if self.bars:
             self.bars[-1].refresh()
-
-    def keep(self) -> None:
-        """End the line as it is: what is on it stays, and the cursor goes below."""
-        if self._shown:
-            self.stream.write("\n")
-            self.stream.flush()
-            self._shown = 0
 
     def close(self) -> None:
         """Close every open bar, the top one first (the run ends, or stops on an error)."""
@@ -168,13 +149,12 @@ class ProgressLine:
 
 
 class ProgressBar:
-    """One live bar: label, bar, done/total in a unit, percentage, rate, elapsed, time left
-    and a postfix, fitted to the terminal's width.
+    """One live bar: label, bar, done/total in a unit, percentage, rate, elapsed time,
+    time left and a postfix, drawn by tqdm.
 
-    The rate is the progress over about the last `SMOOTHING_SECONDS` seconds during which the
-    bar was drawn; the time left is what remains at that rate, stretched by the share of time
-    the bar spent covered by bars above it (a training bar beneath evaluations finishes that
-    much later).
+    The bar's tqdm is made at its first frame; its clock (elapsed time, rate, time left)
+    starts there. The time the bar spends covered by bars above it counts in none of them
+    (tqdm's ``unpause`` when it comes back): its rate is its own progress's.
 
     Args:
         label: What progresses (``heatup``, ``train``).
@@ -184,8 +164,8 @@ class ProgressBar:
         line: The line to draw on, shared with other bars (instead of ``stream``).
         initial: ``done`` when the bar opens (a resumed run's progress so far).
         leave: Keep the last frame on the screen when closed, else erase it.
-        clock: Seconds, for the rate and the times (tests give their own).
-        min_interval: Seconds between two redraws, at least.
+        clock: Seconds, for when the next frame is due (tests give their own).
+        min_interval: Seconds between two frames, at least.
     """
 
     def __init__(
@@ -211,17 +191,14 @@ class ProgressBar:
         self.closed = False
         self._clock = clock
         self._min_interval = min_interval
-        self.start = clock()
         self._next_draw = -math.inf
-        # The rate: exponentially decayed sums of the progress and of the drawn time.
-        self._sample = (self.start, initial)
-        self._ema_done = 0.0
-        self._ema_seconds = 0.0
-        self._covered = 0.0
-        self._covered_at: float | None = None
+        self._tqdm: _LineBar | None = None
+        """The bar as tqdm draws it, from the first frame on."""
+        self._shown: tuple[float, str] | None = None
+        """``done`` and the postfix that the last frame showed."""
         bars = self.line.bars
         if bars:
-            bars[-1]._covered_at = self.start
+            bars[-1].clear()  # covered from now on
         bars.append(self)
 
     # -- driving -----------------------------------------------------------------------------
@@ -232,35 +209,36 @@ class ProgressBar:
         return self.line.live and not self.closed and self.line.bars[-1] is self
 
     def due(self) -> bool:
-        """An `update` now would redraw: callers may skip building ``done`` and the postfix
+        """An `update` now would draw: callers may skip building ``done`` and the postfix
         when it is not."""
         return self.drawn and self._clock() >= self._next_draw
 
-    def update(self, done: float, postfix: str = "", draw: bool = True) -> None:
+    def update(self, done: float, postfix: str = "") -> None:
         """Set the progress (an absolute position, in the bar's unit) and the postfix;
-        redraw if the last redraw is ``min_interval`` old or the bar just became full
-        (never with ``draw=False``: a bar about to be covered keeps its state up to date)."""
+        draw if the last frame is ``min_interval`` old or the bar just became full. A bar
+        covered by another passes every update on to its tqdm, which draws it nowhere:
+        where it comes back, it shows where it stood and its rate goes on from there."""
         self.done, self.postfix = done, postfix
         if self.closed or not self.line.live:
             return
         now = self._clock()
-        full = self._sample[1] < self.total <= done
-        # A measure spans a redraw interval at least (the first frame has no rate yet), and
-        # none is taken under another bar.
-        if self._covered_at is None and (full or now - self._sample[0] >= self._min_interval):
-            self._take_sample(now)
-        if draw and self.drawn and (full or now >= self._next_draw):
+        full = (self._shown is None or self._shown[0] < self.total) and self.total <= done
+        if full or not self.drawn or now >= self._next_draw:
             self._draw(now)
 
     def refresh(self) -> None:
-        """Redraw now, as the bar last was."""
-        if self.drawn:
+        """Draw now, as the bar last was."""
+        if not self.drawn:
+            return
+        if self._tqdm is None:
             self._draw(self._clock())
+        else:
+            self._tqdm.refresh()
 
     def clear(self) -> None:
-        """Erase the bar from the screen until its next redraw."""
-        if self.drawn:
-            self.line.clear()
+        """Erase the bar from the screen until its next frame."""
+        if self.drawn and self._tqdm is not None:
+            self._tqdm.clear()
 
     def close(self) -> None:
         """Take the bar off its line: its last frame stays (``leave``) or is erased; the bar
@@ -268,19 +246,15 @@ class ProgressBar:
         if self.closed:
             return
         line = self.line
-        now = self._clock()
         on_top = line.bars[-1] is self
-        if self.drawn:
-            if self.leave:
-                self._draw(now)
-                line.keep()
-            else:
-                line.clear()
+        if line.live and self.leave and self._shown != (self.done, self.postfix):
+            self._draw(self._clock())  # the frame left shows where the bar stopped
+        if self._tqdm is not None:
+            self._tqdm.close()  # drawn nowhere if the bar is covered
         self.closed = True
         line.bars.remove(self)
         if on_top and line.bars:
-            line.bars[-1]._uncover(now)
-            line.redraw()
+            line.bars[-1]._uncover()
 
     def __enter__(self) -> ProgressBar:
         return self
@@ -288,98 +262,105 @@ class ProgressBar:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    # -- the numbers -------------------------------------------------------------------------
-
-    def _take_sample(self, now: float) -> None:
-        at, done_then = self._sample
-        seconds = now - at
-        if seconds <= 0:
-            return
-        decay = math.exp(-seconds / SMOOTHING_SECONDS)
-        self._ema_done = self._ema_done * decay + (self.done - done_then)
-        self._ema_seconds = self._ema_seconds * decay + seconds
-        self._sample = (now, self.done)
-
-    @property
-    def rate(self) -> float | None:
-        """Units a second, smoothed; ``None`` before the first measure."""
-        return self._ema_done / self._ema_seconds if self._ema_seconds > 0 else None
-
-    def remaining_seconds(self, now: float) -> float | None:
-        """The time left: what remains at the current rate, stretched by the share of the
-        elapsed time that the bar was covered."""
-        rate = self.rate
-        if rate is None or rate <= 0:
-            return None
-        remaining = max(self.total - self.done, 0.0)
-        elapsed = now - self.start
-        covered = self._covered + (now - self._covered_at if self._covered_at is not None else 0)
-        shown = elapsed - covered
-        stretch = elapsed / shown if shown > 0 else 1.0
-        return remaining / rate * stretch
-
-    def _uncover(self, now: float) -> None:
-        if self._covered_at is None:
-            return
-        gap = now - self._covered_at
-        self._covered += gap
-        at, done = self._sample
-        self._sample = (at + gap, done)  # the rate leaves the covered time out
-        self._covered_at = None
-
-    # -- the text ----------------------------------------------------------------------------
-
-    def render(self, width: int, now: float | None = None) -> str:
-        """The bar's line in at most ``width`` columns.
-
-        Where the terminal is narrow, the bar shrinks to `MIN_BAR` columns, then the postfix
-        is cut, then the elapsed time, the bar itself and the rate go, in that order.
-        """
-        now = self._clock() if now is None else now
-        fraction = 1.0 if self.total <= 0 else min(max(self.done / self.total, 0.0), 1.0)
-        head = f"{self.label} {fraction * 100:3.0f}%"
-        counts = f"{format_count(self.done)}/{format_count(self.total)} {self.unit}"
-        rate = self.rate
-        speed = f"{format_count(rate) if rate is not None else '?'}/s"
-        elapsed = f"{format_duration(now - self.start)} elapsed"
-        left = f"{format_duration(self.remaining_seconds(now))} left"
-        tail = "  ".join([counts, speed, elapsed, left])
-        room = width - len(head) - len(tail) - 4  # the bar's edges and the spaces around
-        postfix = f"  {self.postfix}" if self.postfix else ""
-        if room - len(postfix) >= MIN_BAR:
-            size = min(room - len(postfix), MAX_BAR)
-            return f"{head} |{self._fill(size, fraction)}| {tail}{postfix}"
-        if room >= MIN_BAR:
-            cut = _cut(self.postfix, room - MIN_BAR - 2)
-            postfix = f"  {cut}" if cut else ""
-            return f"{head} |{self._fill(MIN_BAR, fraction)}| {tail}{postfix}"
-        tail = "  ".join([counts, speed, left])
-        if width - len(head) - len(tail) - 4 >= MIN_BAR:
-            return f"{head} |{self._fill(MIN_BAR, fraction)}| {tail}"
-        if len(head) + 2 + len(tail) <= width:
-            return f"{head}  {tail}"
-        return _cut(f"{head}  {counts}  {left}", width)
-
-    def _fill(self, size: int, fraction: float) -> str:
-        if not self.line.unicode:
-            full = int(fraction * size)
-            return "#" * full + "-" * (size - full)
-        eighths = int(fraction * size * 8)
-        full, part = divmod(eighths, 8)
-        bar = "█" * full + (_PARTIAL[part] if full < size else "")
-        return bar + " " * (size - len(bar))
+    # -- tqdm --------------------------------------------------------------------------------
 
     def _draw(self, now: float) -> None:
-        self.line.show(self.render(self.line.width(), now))
+        bar = self._tqdm
+        if bar is None:
+            self._tqdm = _LineBar(self)  # drawn as it is made
+        else:
+            bar.set_postfix_str(self.postfix, refresh=False)
+            if self.done != bar.n:
+                bar.update(self.done - bar.n)  # a measure of the rate, and a frame
+            else:
+                bar.refresh()  # no progress: no measure of the rate
+        self._shown = (self.done, self.postfix)
         self._next_draw = now + self._min_interval
+
+    def _uncover(self) -> None:
+        """The bar above closed: this one is drawn again, its clock going on from here."""
+        if self._tqdm is not None:
+            self._tqdm.unpause()
+        self.refresh()
+
+
+class _LineBar(tqdm):  # type: ignore[misc]  # tqdm ships no type hints
+    """The tqdm of a `ProgressBar`: its counts in `format_count`'s figures (``21k/50k env
+    steps``), the width of its line, and a postfix cut to leave the bar `MIN_BAR` columns
+    (tqdm would shrink the bar to one column first, then cut the line's end).
+
+    It redraws on every ``update`` (``mininterval=0``): the `ProgressBar` decides when. Its
+    frames go to `_Frames`, which passes them on to the terminal while the bar is on top of
+    its line.
+    """
+
+    monitor_interval = 0
+    """No monitor thread: tqdm's monitor only wakes bars that wait for a count of updates
+    (``miniters``), and these wait for none."""
+
+    def __init__(self, bar: ProgressBar) -> None:
+        self.progress_bar = bar
+        super().__init__(
+            total=bar.total,
+            initial=bar.done,
+            desc=bar.label,
+            postfix=bar.postfix or None,
+            file=_Frames(bar),
+            leave=bar.leave,
+            ascii=not bar.line.unicode,
+            bar_format=BAR_FORMAT,
+            unit="",  # the rate as ``1.02k/s``: the unit is in the count
+            unit_scale=True,
+            smoothing=SMOOTHING,
+            mininterval=0,
+            miniters=0,
+            position=0,  # every bar of a line is on that line
+        )
+
+    @property
+    def format_dict(self) -> dict[str, Any]:
+        values: dict[str, Any] = super().format_dict
+        line = self.progress_bar.line
+        done, total = values["n"], values["total"]
+        values["count"] = f"{format_count(done)}/{format_count(total)} {self.progress_bar.unit}"
+        values["n"] = min(done, total)  # past the budget: a full bar (the count tells)
+        values["ncols"] = line.width()
+        postfix = values["postfix"]
+        if postfix:
+            # The line without the postfix and the bar: tqdm's line without the postfix,
+            # less the ten columns of bar it draws where it is given no width.
+            plain = self.format_meter(**{**values, "postfix": None, "ncols": None})
+            room = values["ncols"] - (disp_len(plain) - 10) - MIN_BAR - len(", ")
+            postfix = _cut(postfix, room)
+            values["postfix"] = postfix if line.unicode else _ascii(postfix)
+        return values
+
+
+class _Frames:
+    """Where a bar's tqdm writes: the terminal, while the bar is on top of its line (a
+    covered bar's frames, and its erasing on close, go nowhere)."""
+
+    def __init__(self, bar: ProgressBar) -> None:
+        self.bar = bar
+
+    def write(self, text: str) -> None:
+        if self.bar.drawn:
+            self.bar.line.stream.write(text)
+
+    def flush(self) -> None:
+        self.bar.line.stream.flush()
 
 
 def _cut(text: str, width: int) -> str:
     """``text`` in at most ``width`` columns, an ellipsis where it was cut; nothing where
     too little of it would be left to read."""
-    if len(text) <= width:
+    if disp_len(text) <= width:
         return text
-    return text[: width - 1] + "…" if width >= 6 else ""
+    return disp_trim(text, width - 1) + "…" if width >= 6 else ""
+
+
+def _ascii(text: str) -> str:
+    return text.translate(_ASCII).encode("ascii", "replace").decode("ascii")
 
 
 class ConsoleHandler(logging.StreamHandler):  # type: ignore[type-arg]
