@@ -83,7 +83,8 @@ def run_layer(layer: nn.Module, x: torch.Tensor) -> torch.Tensor:
     and for a linear layer two ``__getattr__`` lookups) costs about a microsecond a layer,
     and a network runs several layers many times a step. Run through it instead (the
     ``stock layers`` column of ``python -m benchmarks.whole_runs``), a whole run of
-    CartPole_DQN took 6.9% more CPU and one of Pendulum_TD3 11.8% more. What it relies on,
+    Pendulum_TD3 took 8.4% more CPU and one of CartPole_ClippedPPO 10.8% more (CartPole_DQN
+    3.9%; best of 2 whole runs each, on a quiet 2-core machine). What it relies on,
     that ``nn.Linear`` keeps its weights in ``_parameters`` and that the three layers'
     ``forward`` is the op called here, is checked against the torch installed by
     ``tests/unit/networks/test_run_layer.py``, which fails where torch changed it.

@@ -33,10 +33,11 @@ code, the cache attribute it looks up) is torch's private detail: on a torch whe
 otherwise nothing is seeded, optimizers import dynamo as before, and
 ``tests/unit/networks/test_optimizer.py`` fails (every method seeded; no dynamo import).
 
-This is a shortcut kept by measure: with torch's own optimizers and no seeding (branch
-``stock``, ``python -m benchmarks.whole_runs --against``), importing dynamo cost 1.0 to 1.7
-s of every process, and a whole ``coach -p CartPole_DQN`` run 5.8% more CPU (48.9 s against
-51.7 s, best of 2, on a loaded 2-core machine; to be measured again on a quiet one).
+This is a shortcut kept by measure: with torch's own step, ``zero_grad`` and
+``clip_grad_norm_`` in its place and TorchDynamo imported as torch's step imports it (the
+``stock optimizer`` column of ``python -m benchmarks.whole_runs``), whole runs took 16.0%
+more CPU for CartPole_DQN, 10.6% for Pendulum_TD3 and 32.1% for CartPole_ClippedPPO (best of
+2 each, on a quiet 2-core machine).
 """
 
 from __future__ import annotations
