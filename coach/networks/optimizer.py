@@ -61,11 +61,14 @@ _SUBNORMAL, _ONE = np.float32(1e-39), np.float32(1.0)
 flushes denormals to zero (0.3 µs to ask, against 7 µs for a torch op)."""
 
 
-def _deferred(fn: Callable[..., Any], recursive: bool) -> Callable[..., Any]:
+def _deferred(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """What ``torch._disable_dynamo`` caches for ``fn`` (with its default, recursive), built
+    when dynamo is first loaded."""
+
     def call(*args: Any, **kwargs: Any) -> Any:
         if "torch._dynamo" not in sys.modules:
             return fn(*args, **kwargs)
-        disabled = torch._dynamo.disable(fn, recursive, wrapping=False)  # type: ignore[no-untyped-call]
+        disabled = torch._dynamo.disable(fn, recursive=True, wrapping=False)  # type: ignore[no-untyped-call]
         setattr(fn, CACHE, disabled)
         return disabled(*args, **kwargs)
 
@@ -88,7 +91,7 @@ def defer_dynamo_import() -> list[str]:
         if getattr(code, "co_qualname", None) != TORCH_WRAPPER or not callable(fn):
             continue
         if getattr(fn, CACHE, None) is None:
-            setattr(fn, CACHE, _deferred(fn, recursive=True))
+            setattr(fn, CACHE, _deferred(fn))
         seeded.append(name)
     return seeded
 
