@@ -1,14 +1,15 @@
 """Whole runs of shipped presets, timed as processes: what a part of the base costs a user.
 
-    python -m benchmarks.whole_runs [--presets NAME ...] [--steps N] [--repeats R]
-                                    [--against DIR] [--short]
+    python -m benchmarks.whole_runs [--presets NAME ... | --presets all] [--steps N]
+                                    [--repeats R] [--against DIR [--no-stock]] [--short]
 
 Each case is one ``coach -p NAME -q`` process, from import to exit, and its figure is the
 CPU time the process used (user and system, best of ``--repeats``): a part of the base that
 costs something at import (a module it loads) or on every step (an update, a write) shows
 in it, and the other core's load shows less than in wall-clock time. ``--steps N`` cuts each
-run to ``N`` env steps of training and one evaluation episode (the default, 0, runs the
-preset's whole schedule).
+run to ``N`` env steps of training and one evaluation episode, and a batch preset's to one
+epoch over ``N`` steps of uniform random actions recorded in a temporary Minari folder (the
+default, 0, runs the preset's whole schedule over the preset's own dataset).
 
 Two tables:
 
@@ -21,7 +22,9 @@ Two tables:
   (`coach.networks.heads.run_layer`) against calling every layer.
 - **Against a checkout** (``--against DIR``, a checkout of an earlier commit, e.g. ``git
   worktree add /tmp/before COMMIT``): the same runs of this checkout and of DIR's code, for
-  a change that replaced a hand-written part with a library's.
+  a change that replaced a hand-written part with a library's. ``--presets all`` takes
+  every shipped preset, and ``--no-stock`` leaves out the kept shortcuts' columns, for a
+  table of this checkout against DIR alone.
 """
 
 from __future__ import annotations
@@ -35,6 +38,10 @@ import tempfile
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
+
+from benchmarks.batch_rl import record_random_dataset
+from coach.batch.graph_manager import BatchRLGraphManager
+from coach.presets import list_presets, load_preset
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -109,17 +116,36 @@ STOCK: dict[str, Callable[[], None]] = {
 """Each kept shortcut's library counterpart, by the name of its column."""
 
 
+def cut_to(preset: str, steps: int, recorded: set[str]) -> list[str]:
+    """The overrides that cut ``preset``'s run to ``steps`` env steps of training and one
+    evaluation episode. A batch preset trains one epoch instead, over ``steps`` steps of
+    uniform random actions recorded under its dataset's name in the current Minari folder
+    (once: ``recorded`` holds the names written so far)."""
+    graph = load_preset(preset).graph_manager
+    length = f"EnvironmentSteps({steps})"
+    if isinstance(graph, BatchRLGraphManager):
+        if graph.batch_params.dataset not in recorded:
+            record_random_dataset(graph, steps)
+            recorded.add(graph.batch_params.dataset)
+        length = "Epochs(1)"
+    return [
+        "-cp",
+        f"schedule.improve_steps={length}",
+        "-cp",
+        "schedule.evaluation_steps=EnvironmentEpisodes(1)",
+    ]
+
+
+_RECORDED: set[str] = set()
+"""The batch presets' datasets recorded by this process (`cut_to`)."""
+
+
 def cpu_seconds(preset: str, steps: int, variant: str = "shipped", checkout: Path = ROOT) -> float:
     """The CPU time of one ``coach -p preset`` process run from ``checkout``'s code."""
     with tempfile.TemporaryDirectory() as folder:
         command = [sys.executable, "-c", _BOOT, variant, "-p", preset, "-q", "-ep", folder]
         if steps:
-            command += [
-                "-cp",
-                f"schedule.improve_steps=EnvironmentSteps({steps})",
-                "-cp",
-                "schedule.evaluation_steps=EnvironmentEpisodes(1)",
-            ]
+            command += cut_to(preset, steps, _RECORDED)
         paths = [str(checkout), os.environ.get("PYTHONPATH", "")]
         env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in paths if p))
         before = resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -149,24 +175,33 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--steps", type=int, default=0, help="env steps of training (0: all)")
     parser.add_argument("--repeats", type=int, default=2)
     parser.add_argument("--against", type=Path, help="a checkout of an earlier commit")
+    parser.add_argument("--no-stock", action="store_true", help="leave out the STOCK columns")
     parser.add_argument("--short", action="store_true", help="one preset, 1,500 steps, once")
     args = parser.parse_args(argv)
+    asked = " ".join(args.presets)
+    if args.presets == ["all"]:
+        args.presets = list_presets()
+    variants = [] if args.no_stock else list(STOCK)
     if args.short:
         args.presets, args.steps, args.repeats = args.presets[:1], SHORT_STEPS, 1
     length = f"{args.steps:,} env steps" if args.steps else "whole schedule"
+    if args.steps:  # a batch preset's random dataset goes to a folder of this run's own
+        minari = tempfile.TemporaryDirectory()
+        os.environ["MINARI_DATASETS_PATH"] = minari.name
     print(f"Whole runs ({length}): CPU seconds of one process, best of {args.repeats};")
     print("each other column's change is against this checkout as shipped\n")
     against = args.against.resolve() if args.against is not None else None
-    header = f"{'preset':<24} {'shipped s':>9}"
-    for column in [*STOCK, *(["before"] if against else [])]:
+    name_width = max(24, *(len(preset) for preset in args.presets))
+    header = f"{'preset':<{name_width}} {'shipped s':>9}"
+    for column in [*variants, *(["before"] if against else [])]:
         header += f" {column + ' s':>{_width(column)}} {'change':>8}"
     if against is not None:
         print(f"before: the code of {against}")
     print(header)
     for preset in args.presets:
         shipped = best(args.repeats, preset, args.steps)
-        row = f"{preset:<24} {shipped:>9.1f}"
-        for variant in STOCK:
+        row = f"{preset:<{name_width}} {shipped:>9.1f}"
+        for variant in variants:
             row += _cells(variant, best(args.repeats, preset, args.steps, variant), shipped)
         if against is not None:
             before = best(args.repeats, preset, args.steps, checkout=against)
@@ -175,10 +210,12 @@ def main(argv: list[str] | None = None) -> None:
     options = (
         "--short"
         if args.short
-        else f"--presets {' '.join(args.presets)} --steps {args.steps} --repeats {args.repeats}"
+        else f"--presets {asked} --steps {args.steps} --repeats {args.repeats}"
     )
     if args.against is not None:
         options += f" --against {args.against}"
+    if args.no_stock:
+        options += " --no-stock"
     print(f"\nreproduce: python -m benchmarks.whole_runs {options}")
 
 

@@ -377,3 +377,26 @@ def test_make_bench_runs_each_module_and_saves_its_table(tmp_path: Path) -> None
         text=True,
     )
     assert refused.returncode == 2 and "no benchmark module nope" in refused.stderr
+
+
+def test_whole_runs_times_a_batch_preset_against_a_checkout_without_its_dataset(
+    tmp_path: Path,
+) -> None:
+    """``--presets all`` includes the batch presets, whose datasets a clean machine lacks:
+    the cut run records a random one of its own, and the user's Minari folder stays as it
+    was; ``--no-stock`` leaves the kept shortcuts' columns out."""
+    minari = tmp_path / "minari"
+    options = ["--steps", "300", "--repeats", "1", "--no-stock", "--against", str(ROOT)]
+    done = subprocess.run(
+        [sys.executable, "-m", "benchmarks.whole_runs", "--presets", "CartPole_BC", *options],
+        cwd=ROOT,
+        env={**ENV, "MINARI_DATASETS_PATH": str(minari)},
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert done.returncode == 0, done.stderr
+    assert re.search(_row("preset", "shipped s", "before s", "change"), done.stdout)
+    assert re.search(_row("CartPole_BC", NUMBER, NUMBER, r"[+-][\d,]+\.\d%"), done.stdout)
+    assert "stock" not in done.stdout.replace("--no-stock", "")
+    assert not minari.exists()
