@@ -20,10 +20,11 @@ training episodes, epochs over a dataset) or its preset's schedule ends. It pass
   runner keeps the earlier one aside as ``golden-best.pt``), loaded into a freshly built
   graph of the preset and evaluated on 20 fresh episodes with a seed of its own, meets the
   threshold too (averages at least the reward, reaches the success rate; for a ceiling,
-  stays below it): one lucky evaluation is not enough.
+  stays below it): one lucky evaluation is not enough, and
+- the final agent (the run's last checkpoint), evaluated the same way, meets it as well: a
+  run that peaks and then collapses fails.
 
-The table also shows the final agent (the run's last checkpoint, evaluated the same way), so
-that a run that peaks and then collapses is visible. Exits 1 if any case fails.
+The table shows the best evaluation, best.pt and the final agent. Exits 1 if any case fails.
 
 Cases longer than a sitting (Atari_DQN trains 1M steps) run with ``--runs DIR``: each case
 keeps its folder there and saves a checkpoint every half hour, replay memory included; the

@@ -135,6 +135,7 @@ def _verdict(
     reached: bool,
     broken: bool,
     best: tuple[bool, EvaluationResult] | None,
+    final: EvaluationResult,
 ) -> str:
     """Why a case fails, or "" when it passes."""
     if broken:
@@ -148,6 +149,8 @@ def _verdict(
         return f"{BEST} is of an evaluation past the budget"
     if not meets(validation, result):
         return f"{BEST} on {EPISODES} fresh episodes does not keep the promise"
+    if not meets(validation, final):
+        return f"the final agent on {EPISODES} fresh episodes does not keep the promise"
     return ""
 
 
@@ -413,7 +416,7 @@ def _run_case(
     assert final_path is not None
     final = evaluate_checkpoint(name, load_checkpoint(final_path), evaluation_seed, threads)
     scores = [score(validation, e) for e, inside in zip(evaluations, within, strict=True) if inside]
-    why = _verdict(validation, reached is not None, broken, best)
+    why = _verdict(validation, reached is not None, broken, best, final)
     if validation.baselines == "tictactoe" and best is not None:
         game_why, figures = baselines.tictactoe_verdict(
             name, load_checkpoint(best_within), evaluation_seed

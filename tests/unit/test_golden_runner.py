@@ -209,6 +209,33 @@ def test_one_lucky_evaluation_does_not_pass(tmp_path: Path) -> None:
     assert result.why == f"best.pt on {EPISODES} fresh episodes does not keep the promise"
 
 
+def test_a_final_agent_that_misses_fails_though_best_pt_holds(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A run whose best.pt keeps the promise and whose last checkpoint does not (its 20
+    fresh episodes scored 0 here, as a collapsed agent's would) fails, and says why."""
+    evaluate = golden_case.evaluate_checkpoint
+    judged: list[EvaluationResult] = []
+
+    def collapsed_at_the_end(
+        name: str, state: dict[str, object], seed: int, threads: int = 1
+    ) -> EvaluationResult:
+        result = evaluate(name, state, seed, threads)
+        judged.append(result)
+        if len(judged) == 2:  # best.pt first, then the final agent
+            result.rewards = [0.0] * len(result.rewards)
+        return result
+
+    monkeypatch.setattr(golden_case, "evaluate_checkpoint", collapsed_at_the_end)
+    result = run_case(_cartpole(tmp_path, "min_reward=5, max_env_steps=400"), seed=0)
+    assert len(judged) == 2 and result.best_checkpoint is not None
+    assert result.best_checkpoint >= 5 and result.final == 0
+    assert not result.passed
+    assert result.why == f"the final agent on {EPISODES} fresh episodes does not keep the promise"
+    lines = table([result])
+    assert lines[1].split()[-1] == "FAIL" and lines[2].endswith(result.why)
+
+
 @pytest.mark.parametrize(("period", "passed"), [(1, True), (2, False)])
 def test_an_epoch_budget_counts_the_epochs_over_the_dataset(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, period: int, passed: bool
