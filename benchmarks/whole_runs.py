@@ -41,6 +41,7 @@ from typing import Any
 
 from benchmarks.batch_rl import record_random_dataset
 from coach.batch.graph_manager import BatchRLGraphManager
+from coach.batch.ids import local_dataset
 from coach.presets import list_presets, load_preset
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -116,17 +117,16 @@ STOCK: dict[str, Callable[[], None]] = {
 """Each kept shortcut's library counterpart, by the name of its column."""
 
 
-def cut_to(preset: str, steps: int, recorded: set[str]) -> list[str]:
+def cut_to(preset: str, steps: int) -> list[str]:
     """The overrides that cut ``preset``'s run to ``steps`` env steps of training and one
     evaluation episode. A batch preset trains one epoch instead, over ``steps`` steps of
     uniform random actions recorded under its dataset's name in the current Minari folder
-    (once: ``recorded`` holds the names written so far)."""
+    where that folder does not hold it yet."""
     graph = load_preset(preset).graph_manager
     length = f"EnvironmentSteps({steps})"
     if isinstance(graph, BatchRLGraphManager):
-        if graph.batch_params.dataset not in recorded:
+        if local_dataset(graph.batch_params.dataset) is None:
             record_random_dataset(graph, steps)
-            recorded.add(graph.batch_params.dataset)
         length = "Epochs(1)"
     return [
         "-cp",
@@ -136,16 +136,14 @@ def cut_to(preset: str, steps: int, recorded: set[str]) -> list[str]:
     ]
 
 
-_RECORDED: set[str] = set()
-"""The batch presets' datasets recorded by this process (`cut_to`)."""
-
-
-def cpu_seconds(preset: str, steps: int, variant: str = "shipped", checkout: Path = ROOT) -> float:
-    """The CPU time of one ``coach -p preset`` process run from ``checkout``'s code."""
+def cpu_seconds(
+    preset: str, overrides: list[str], variant: str = "shipped", checkout: Path = ROOT
+) -> float:
+    """The CPU time of one ``coach -p preset`` process with ``overrides`` (`cut_to`'s, or
+    none for the whole schedule), run from ``checkout``'s code."""
     with tempfile.TemporaryDirectory() as folder:
         command = [sys.executable, "-c", _BOOT, variant, "-p", preset, "-q", "-ep", folder]
-        if steps:
-            command += cut_to(preset, steps, _RECORDED)
+        command += overrides
         paths = [str(checkout), os.environ.get("PYTHONPATH", "")]
         env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in paths if p))
         before = resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -185,9 +183,6 @@ def main(argv: list[str] | None = None) -> None:
     if args.short:
         args.presets, args.steps, args.repeats = args.presets[:1], SHORT_STEPS, 1
     length = f"{args.steps:,} env steps" if args.steps else "whole schedule"
-    if args.steps:  # a batch preset's random dataset goes to a folder of this run's own
-        minari = tempfile.TemporaryDirectory()
-        os.environ["MINARI_DATASETS_PATH"] = minari.name
     print(f"Whole runs ({length}): CPU seconds of one process, best of {args.repeats};")
     print("each other column's change is against this checkout as shipped\n")
     against = args.against.resolve() if args.against is not None else None
@@ -198,15 +193,19 @@ def main(argv: list[str] | None = None) -> None:
     if against is not None:
         print(f"before: the code of {against}")
     print(header)
-    for preset in args.presets:
-        shipped = best(args.repeats, preset, args.steps)
-        row = f"{preset:<{name_width}} {shipped:>9.1f}"
-        for variant in variants:
-            row += _cells(variant, best(args.repeats, preset, args.steps, variant), shipped)
-        if against is not None:
-            before = best(args.repeats, preset, args.steps, checkout=against)
-            row += _cells("before", before, shipped)
-        print(row, flush=True)
+    with tempfile.TemporaryDirectory() as minari:
+        if args.steps:  # a batch preset's random dataset goes to a folder of this run's own
+            os.environ["MINARI_DATASETS_PATH"] = minari
+        for preset in args.presets:
+            overrides = cut_to(preset, args.steps) if args.steps else []
+            shipped = best(args.repeats, preset, overrides)
+            row = f"{preset:<{name_width}} {shipped:>9.1f}"
+            for variant in variants:
+                row += _cells(variant, best(args.repeats, preset, overrides, variant), shipped)
+            if against is not None:
+                before = best(args.repeats, preset, overrides, checkout=against)
+                row += _cells("before", before, shipped)
+            print(row, flush=True)
     options = (
         "--short"
         if args.short
