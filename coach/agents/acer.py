@@ -179,6 +179,7 @@ class ACERAgent(Agent):
         if self.phase is not RunPhase.TRAIN or learner is None or replay is None or not replay.full:
             return 0
         algorithm = self.params.algorithm
+        self.follow_learning_rate()
         updates = [learner.learn(replay.block_segments())]
         replay.retire_block()
         if replay.replayed_steps >= max(algorithm.num_transitions_to_start_replay, 1):

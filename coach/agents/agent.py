@@ -29,7 +29,7 @@ from gymnasium import spaces
 from coach.agents.acting import Policy
 from coach.agents.agent_state import agent_state, restore_agent
 from coach.agents.hidden_state import recurrent_extras
-from coach.agents.learning import Clock, Learner, round_mean
+from coach.agents.learning import Clock, Learner, follow_learning_rate, round_mean
 from coach.agents.log import AgentLog, NullLog, log_ended_episodes
 from coach.agents.networks import build_networks
 from coach.agents.parameters import AgentParameters
@@ -434,6 +434,7 @@ class Agent:
         bookkeeping (`Learner.end_round`); returns the mean of each named loss."""
         assert self.memory is not None and self.learner is not None
         batch_size = self.params.algorithm.batch_size
+        self.follow_learning_rate()
         losses: dict[str, list[float | torch.Tensor]] = {}
         for batch in self.memory.batches(batch_size, steps):
             for name, value in self.learner.learn(batch).items():
@@ -442,6 +443,13 @@ class Agent:
         self.training_steps += steps
         self.learner.end_round(self.clock())
         return {name: round_mean(values) for name, values in losses.items()}
+
+    def follow_learning_rate(self) -> None:
+        """Before a training round: the networks' learning rate from the algorithm's
+        ``learning_rate_schedule``, if it has one."""
+        follow_learning_rate(
+            self.networks, self.params.algorithm.learning_rate_schedule, self.clock()
+        )
 
     # -- checkpoints (`coach.agents.agent_state`) ------------------------------------------
 

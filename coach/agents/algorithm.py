@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 
 from coach import validation as check
 from coach.core.step_units import EnvironmentSteps
+from coach.schedules import Schedule
 
 
 @dataclass(slots=True, kw_only=True)
@@ -23,6 +24,9 @@ class AlgorithmParameters:
     """Gradient steps in one training round."""
     batch_size: int = 32
     """Transitions per gradient step."""
+    learning_rate_schedule: Schedule | None = None
+    """The learning rate of every network the agent trains, over training env steps, set
+    before each training round (``None`` keeps each network's own ``learning_rate``)."""
 
     def validate(self) -> None:
         validate_rhythm(self)
@@ -40,3 +44,5 @@ def validate_rhythm(params: AlgorithmParameters) -> None:
         1,
     )
     check.whole("num_consecutive_training_steps", params.num_consecutive_training_steps, 1)
+    if params.learning_rate_schedule is not None:
+        check.schedule("learning_rate_schedule", params.learning_rate_schedule, 0)

@@ -90,7 +90,6 @@ class ClippedPPOLearner(OnPolicyLearner):
 
     def learn_block(self, clock: Clock) -> tuple[int, dict[str, float]]:
         algorithm = self.algorithm
-        self.follow_learning_rate(clock)
         clip = algorithm.clip_range_schedule.value(clock.training_env_steps)
         self.log.scalar("Loss/clip_range", clip)
         self.compute_advantages()

@@ -23,6 +23,7 @@ from coach.core.types import Batch
 from coach.memories.memory import Memory
 from coach.memories.rollout import Rollout
 from coach.networks.network_wrapper import NetworkWrapper
+from coach.schedules import Schedule
 
 
 @dataclass(slots=True, frozen=True)
@@ -127,6 +128,22 @@ def td_targets(
     return rewards + torch.where(ended, 0.0, discount * next_values)
 
 
+def follow_learning_rate(
+    networks: Mapping[str, NetworkWrapper], schedule: Schedule | None, clock: Clock
+) -> None:
+    """Set the learning rate of every network with an optimizer to ``schedule``'s value at
+    the clock's training env steps (an algorithm's ``learning_rate_schedule``); nothing
+    without a schedule. Rounds call it before their first gradient step, so a resumed run
+    takes the rate the uninterrupted one would."""
+    if schedule is None:
+        return
+    rate = schedule.value(clock.training_env_steps)
+    for net in networks.values():
+        if net.optimizer is not None:
+            for group in net.optimizer.param_groups:
+                group["lr"] = rate
+
+
 class LearnsBlocks(Protocol):
     """A learner that learns from a whole rollout block at once (the on-policy agents', the
     asynchronous n-step Q agent's)."""
@@ -147,6 +164,8 @@ class TrainsOnBlocks(Protocol):
 
     def clock(self) -> Clock: ...
 
+    def follow_learning_rate(self) -> None: ...
+
 
 def train_on_full_block(agent: TrainsOnBlocks, learner: LearnsBlocks | None) -> int:
     """`Agent.train` of an agent that learns from its rollout block: once the block is full
@@ -157,6 +176,7 @@ def train_on_full_block(agent: TrainsOnBlocks, learner: LearnsBlocks | None) -> 
         return 0
     if not isinstance(rollout, Rollout) or not rollout.full:
         return 0
+    agent.follow_learning_rate()
     steps, losses = learner.learn_block(agent.clock())
     rollout.clear()
     agent.training_rounds += 1

@@ -39,7 +39,6 @@ from coach.memories.rollout import VALID, Rollout
 from coach.networks.distributions import CategoricalDistribution, GaussianDistribution
 from coach.networks.network_wrapper import NetworkWrapper, train_steps
 from coach.networks.recurrence import Stretches
-from coach.schedules import Schedule
 
 Distribution = CategoricalDistribution | GaussianDistribution
 """A policy's distribution over actions: categorical or (squashed) Gaussian."""
@@ -53,8 +52,6 @@ class OnPolicyAlgorithmParameters(AlgorithmParameters):
     """GAE's lambda (1: Monte Carlo returns)."""
     epochs: int = 1
     """Passes over each rollout block."""
-    learning_rate_schedule: Schedule | None = None
-    """The learning rate over training env steps (``None`` keeps the networks' own)."""
     value_coefficient: float = 0.5
     """Weight of the value loss."""
     entropy_coefficient: float = 0.0
@@ -80,8 +77,6 @@ class OnPolicyAlgorithmParameters(AlgorithmParameters):
         check.whole("batch_size", self.batch_size, 0, why="0: the whole block at once")
         check.number("gae_lambda", self.gae_lambda, 0, 1)
         check.whole("epochs", self.epochs, 1)
-        if self.learning_rate_schedule is not None:
-            check.schedule("learning_rate_schedule", self.learning_rate_schedule, 0)
         check.number("value_coefficient", self.value_coefficient, 0)
         check.number("entropy_coefficient", self.entropy_coefficient)
 
@@ -181,16 +176,6 @@ class OnPolicyLearner(Learner):
         """Learn from the full rollout block; returns the gradient steps taken and the mean
         of each named loss."""
         raise NotImplementedError(f"{type(self).__name__} does not learn from its blocks")
-
-    def follow_learning_rate(self, clock: Clock) -> None:
-        """Set the networks' learning rate from ``learning_rate_schedule``, if there is one."""
-        schedule = self.algorithm.learning_rate_schedule
-        if schedule is not None:
-            rate = schedule.value(clock.training_env_steps)
-            for net in {id(self.actor): self.actor, id(self.critic): self.critic}.values():
-                assert net.optimizer is not None
-                for group in net.optimizer.param_groups:
-                    group["lr"] = rate
 
     def compute_advantages(self) -> None:
         """GAE over the full block, bootstrapped from the values after its last step and

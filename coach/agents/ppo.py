@@ -71,7 +71,6 @@ class PPOLearner(OnPolicyLearner):
 
     def learn_block(self, clock: Clock) -> tuple[int, dict[str, float]]:
         algorithm = self.algorithm
-        self.follow_learning_rate(clock)
         self.compute_advantages()
         losses = LossTotals()
         for _ in range(algorithm.epochs):

@@ -1,0 +1,155 @@
+"""Unit tests of `algorithm.learning_rate_schedule` on every kind of agent: the rate is set on
+every network the agent trains before each training round (a replay agent's round, an
+on-policy block, ACER's block and its replayed segments), and ``None`` keeps the networks'
+own rates."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+import torch
+
+from coach import (
+    ACERAgentParameters,
+    ClippedPPOAgentParameters,
+    ConstantSchedule,
+    DQNAgentParameters,
+    LinearSchedule,
+    RolloutNStepQAgentParameters,
+    SACAgentParameters,
+    TD3AgentParameters,
+)
+from coach.agents.agent import Agent
+from coach.agents.parameters import AgentParameters
+from coach.environments.parameters import GymEnvironmentParameters
+from coach.graph_managers.basic_rl import BasicRLGraphManager
+from coach.graph_managers.parameters import RunContext
+from tests.unit.agents.seeded import after_run, short_schedule
+
+CARTPOLE = GymEnvironmentParameters(level="CartPole-v1")
+PENDULUM = GymEnvironmentParameters(level="Pendulum-v1")
+
+
+def _small(params: AgentParameters) -> AgentParameters:
+    for net in params.network_wrappers.values():
+        net.middleware.scheme = [16]
+    return params
+
+
+def _dqn() -> AgentParameters:
+    return _small(DQNAgentParameters())
+
+
+def _clipped_ppo() -> AgentParameters:
+    params = _small(ClippedPPOAgentParameters())
+    params.memory.rollout_length = 32
+    params.algorithm.batch_size = 16
+    return params
+
+
+def _acer() -> AgentParameters:
+    params = _small(ACERAgentParameters())
+    params.algorithm.num_transitions_to_start_replay = 1
+    return params
+
+
+def _n_step_q() -> AgentParameters:
+    return _small(RolloutNStepQAgentParameters())
+
+
+def _td3() -> AgentParameters:
+    return _small(TD3AgentParameters())
+
+
+def _sac() -> AgentParameters:
+    return _small(SACAgentParameters())
+
+
+AGENTS: dict[str, tuple[Callable[[], AgentParameters], GymEnvironmentParameters]] = {
+    "DQN": (_dqn, CARTPOLE),
+    "ClippedPPO": (_clipped_ppo, CARTPOLE),
+    "ACER": (_acer, CARTPOLE),
+    "RolloutNStepQ": (_n_step_q, CARTPOLE),
+    "TD3": (_td3, PENDULUM),
+    "SAC": (_sac, PENDULUM),
+}
+
+
+def _rates(agent: Agent) -> dict[str, list[float]]:
+    """Each trained network's learning rates, one per parameter group."""
+    return {
+        name: [group["lr"] for group in net.optimizer.param_groups]
+        for name, net in agent.networks.items()
+        if net.optimizer is not None
+    }
+
+
+def _weights(agent: Agent) -> dict[str, torch.Tensor]:
+    return {
+        name: torch.cat([p.detach().flatten() for p in net.online.parameters()]).clone()
+        for name, net in agent.networks.items()
+        if net.optimizer is not None
+    }
+
+
+@pytest.mark.parametrize("kind", AGENTS)
+def test_the_schedule_sets_every_trained_networks_rate(kind: str, tmp_path: Path) -> None:
+    make, environment = AGENTS[kind]
+    params = make()
+    for net in params.network_wrappers.values():
+        net.learning_rate = 3e-4
+    # From 1e-3 to 1e-5 over the first 100 training env steps, then 1e-5 to the end.
+    params.algorithm.learning_rate_schedule = LinearSchedule(1e-3, 1e-5, 100)
+    rates, steps = after_run(
+        params,
+        environment,
+        short_schedule(300),
+        0,
+        tmp_path,
+        lambda agent: (_rates(agent), agent.training_steps),
+    )
+    assert steps > 0, "the run took no gradient step"
+    assert rates and all(rate == [pytest.approx(1e-5)] * len(rate) for rate in rates.values())
+
+
+def _before_and_after(
+    params: AgentParameters, environment: GymEnvironmentParameters, directory: Path
+) -> tuple[dict[str, torch.Tensor], dict[str, torch.Tensor]]:
+    """The trained networks' weights as the run starts and after its whole schedule."""
+    run = BasicRLGraphManager(params, environment, short_schedule(300)).create_graph(
+        RunContext(seed=0, experiment_dir=directory, quiet=True)
+    )
+    try:
+        before = _weights(run.top_level.agent)
+        run.improve()
+        assert run.top_level.agent.training_steps > 0, "the run took no gradient step"
+        return before, _weights(run.top_level.agent)
+    finally:
+        run.close()
+
+
+@pytest.mark.parametrize("kind", AGENTS)
+def test_a_zero_rate_is_set_before_the_first_gradient_step(kind: str, tmp_path: Path) -> None:
+    """At a rate of 0 from the start no gradient step moves a weight (the rate is set before
+    a round's first step, not after it), where the networks' own rate moves them all."""
+    make, environment = AGENTS[kind]
+    frozen = make()
+    frozen.algorithm.learning_rate_schedule = ConstantSchedule(0.0)
+    before, after = _before_and_after(frozen, environment, tmp_path / "frozen")
+    assert before and before.keys() == after.keys()
+    for name in before:
+        assert torch.equal(before[name], after[name]), f"{name} moved at a rate of 0"
+    before, after = _before_and_after(make(), environment, tmp_path / "trained")
+    for name in before:
+        assert not torch.equal(before[name], after[name]), f"{name} never trained"
+
+
+def test_no_schedule_keeps_each_networks_own_rate(tmp_path: Path) -> None:
+    params = _td3()
+    params.network_wrappers["actor"].learning_rate = 1e-4
+    params.network_wrappers["critic_1"].learning_rate = 1e-3
+    params.network_wrappers["critic_2"].learning_rate = 2e-3
+    rates = after_run(params, PENDULUM, short_schedule(300), 0, tmp_path, _rates)
+    assert rates == {"actor": [1e-4], "critic_1": [1e-3], "critic_2": [2e-3]}
