@@ -104,15 +104,23 @@ def aggregate(
             ]
         )
 
-    with warnings.catch_warnings():  # rliable hands its bootstrap a RandomState, as arch
-        warnings.simplefilter("ignore", FutureWarning)  # still takes (and warns about)
-        points, intervals = library.get_interval_estimates(
-            arrays,
-            estimates,
-            reps=reps,
-            confidence_interval_size=confidence,
-            random_state=np.random.RandomState(seed),
-        )
+    # rliable hands its bootstrap a RandomState, which arch 7 takes with a FutureWarning and
+    # then does not draw from: the resamples come from numpy's global generator. That one is
+    # seeded here, and put back as it was, so that the same scores give the same intervals.
+    global_state = np.random.get_state()
+    np.random.seed(seed)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", FutureWarning)
+            points, intervals = library.get_interval_estimates(
+                arrays,
+                estimates,
+                reps=reps,
+                confidence_interval_size=confidence,
+                random_state=np.random.RandomState(seed),
+            )
+    finally:
+        np.random.set_state(global_state)
     return {
         name: {
             label: Estimate(

@@ -53,6 +53,20 @@ def test_final_scores_of_two_tasks_by_hand() -> None:
     assert result["same"]["optimality gap"].point == 0.0
 
 
+def test_the_same_seed_gives_the_same_intervals_whatever_numpy_s_global_generator_holds() -> None:
+    # rliable's bootstrap draws from numpy's global generator: aggregate seeds it, and puts
+    # it back as it was.
+    scores = {"a": np.random.default_rng(0).normal(size=(10, 1))}
+    np.random.seed(1)
+    first = aggregate(scores, seed=3)
+    after = np.random.rand()
+    np.random.seed(2)
+    assert aggregate(scores, seed=3) == first
+    assert aggregate(scores, seed=4)["a"]["IQM"] != first["a"]["IQM"]
+    np.random.seed(1)
+    assert np.random.rand() == after  # the caller's generator as it was
+
+
 def test_bad_inputs_are_refused_in_one_line() -> None:
     with pytest.raises(CoachError, match="runs, points"):
         curve_band(np.zeros(3))
