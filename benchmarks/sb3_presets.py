@@ -9,23 +9,33 @@ budget is matched in gradient steps: SB3 collects ``train_freq`` steps per round
 from step 0 and trains once past ``learning_starts``, Coach counts its rounds from the end
 of heatup, so SB3's total is the number of env steps that gives it as many rounds as Coach
 (`sb3_total_timesteps`).
+
+A learning rate schedule (``agent.algorithm.learning_rate_schedule``, over training env
+steps) is matched round for round: SB3 calls its schedule with the fraction of its total
+still to go, which counts ``learning_starts`` too, so an off-policy spec's schedule is
+offset by the env steps SB3 collects before the rounds it shares with Coach
+(`sb3_rounds_before`: heatup rounded down to whole rounds), and the table compares the two
+rates at the first, middle and last rounds. A2C maps as PPO does (`_on_policy`), with Adam
+in place of SB3's default RMSprop.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from benchmarks.peer_runs import describe_network, describe_networks
+from coach.agents.actor_critic import ActorCriticAgentParameters
 from coach.agents.clipped_ppo import ClippedPPOAgentParameters
 from coach.agents.dqn import DQNAgentParameters
-from coach.agents.sac import SACAgentParameters, SACLearner
+from coach.agents.sac import SACAgentParameters, SACAlgorithmParameters, SACLearner
 from coach.agents.td3 import TD3AgentParameters
 from coach.core.step_units import EnvironmentEpisodes, EnvironmentSteps, StepUnit
 from coach.exploration.additive_noise import AdditiveNoiseParameters
 from coach.exploration.e_greedy import EGreedyParameters
 from coach.graph_managers.basic_rl import BasicRLGraphManager
 from coach.graph_managers.parameters import RunContext
+from coach.graph_managers.run_state import trained_parameters
 from coach.memories.experience_replay import ExperienceReplayParameters
 from coach.parameters import parse_override, set_parameter
 from coach.presets import load_preset
@@ -44,6 +54,7 @@ TORCH_ACTIVATIONS = {
 ALGORITHMS = {
     DQNAgentParameters: "DQN",
     ClippedPPOAgentParameters: "PPO",
+    ActorCriticAgentParameters: "A2C",
     SACAgentParameters: "SAC",
     TD3AgentParameters: "TD3",
 }
@@ -61,6 +72,9 @@ class PeerPlan:
     algorithm: str
     spec: dict[str, Any]
     coach: dict[str, Any]
+    parameters: dict[str, Any] = field(default_factory=dict)
+    """Coach's run: every settable parameter of the preset, overrides applied, as its
+    ``params.yaml`` holds them (`coach.graph_managers.run_state.trained_parameters`)."""
 
 
 def _require(condition: bool, what: str) -> None:
@@ -97,8 +111,16 @@ def sb3_total_timesteps(heatup: int, improve: int, period: int) -> int:
     return (rounds + heatup // period) * period
 
 
-def plan(name: str, overrides: list[str] | tuple[str, ...] = ()) -> PeerPlan:
-    """The SB3 spec and Coach's settings of preset ``name`` with ``overrides`` (``-cp``)."""
+def sb3_rounds_before(heatup: int, period: int) -> int:
+    """Where SB3's rounds are counted from: its round ``k`` trains after
+    ``sb3_rounds_before(heatup, period) + k * period`` env steps (its first round is the
+    first past ``heatup``), Coach's round ``k`` after ``k * period`` training env steps."""
+    return heatup // period * period
+
+
+def plan(name: str, overrides: list[str] | tuple[str, ...] = (), seed: int = 0) -> PeerPlan:
+    """The SB3 spec and Coach's settings of preset ``name`` with ``overrides`` (``-cp``),
+    the SB3 run seeded with ``seed``."""
     graph = load_preset(name).graph_manager
     roots = graph.parameters()
     for text in overrides:
@@ -141,6 +163,7 @@ def plan(name: str, overrides: list[str] | tuple[str, ...] = ()) -> PeerPlan:
         "env copies": environment.num_envs,
         "discount": algo.discount,
         "batch size": algo.batch_size,
+        "optimizer": ["Adam"],  # Coach's AdamW, without weight decay (required above)
         "Adam eps": [eps],
         "evaluation start (env steps)": heatup,
         "evaluation period (env steps)": evaluation["period"],
@@ -151,38 +174,33 @@ def plan(name: str, overrides: list[str] | tuple[str, ...] = ()) -> PeerPlan:
         "algorithm": algorithm,
         "env": environment.level,
         "n_envs": environment.num_envs,
-        "seed": 0,
+        "seed": seed,
         "evaluation": evaluation,
         "policy_kwargs": {
             "activation_fn": TORCH_ACTIVATIONS[activation],
             "optimizer_kwargs": {"eps": eps},
         },
     }
-    if isinstance(params, ClippedPPOAgentParameters):
-        _ppo(params, environment.num_envs, improve, networks, coach, spec)
+    if isinstance(params, ClippedPPOAgentParameters | ActorCriticAgentParameters):
+        _on_policy(params, environment.num_envs, improve, networks, coach, spec)
     else:
+        assert isinstance(params, DQNAgentParameters | SACAgentParameters | TD3AgentParameters)
         _require(environment.num_envs == 1, "the off-policy peers run one env copy")
         memory = params.memory
         _require(type(memory) is ExperienceReplayParameters, "SB3's replay buffer is uniform")
         assert isinstance(memory, ExperienceReplayParameters)
         period = algo.num_consecutive_playing_steps.num_steps
         total = sb3_total_timesteps(heatup, improve, period)
-        rates = [n.learning_rate for n in nets.values()]
-        if isinstance(params, SACAgentParameters):
-            rates.append(params.algorithm.temperature_learning_rate)
-        rate = _one(rates, "learning rate")
         clip = [n.gradient_clip_norm for n in nets.values()]
         coach |= {
             "env steps between rounds": period,
             "round counted in": "step",
             "gradient steps per round": algo.num_consecutive_training_steps,
             "replay size": memory.max_size,
-            "learning rate": [rate],
             "gradient clip norm": list(dict.fromkeys(clip)),
         }
         spec["total_timesteps"] = total
         spec["kwargs"] = {
-            "learning_rate": rate,
             "buffer_size": memory.max_size,
             "learning_starts": heatup,
             "batch_size": algo.batch_size,
@@ -190,12 +208,159 @@ def plan(name: str, overrides: list[str] | tuple[str, ...] = ()) -> PeerPlan:
             "train_freq": [period, "step"],
             "gradient_steps": algo.num_consecutive_training_steps,
         }
+        spec["schedules"] = {}
+        offset = sb3_rounds_before(heatup, period)
+        _learning_rate(params, improve // period, period, offset, coach, spec)
         if isinstance(params, DQNAgentParameters):
             _dqn(params, heatup, total, networks, coach, spec)
         else:
-            assert isinstance(params, SACAgentParameters | TD3AgentParameters)
             _actor_critic(params, box, target_entropy, networks, coach, spec)
-    return PeerPlan(name, algorithm, spec, coach)
+    return PeerPlan(name, algorithm, spec, coach, trained_parameters(roots))
+
+
+def _learning_rate(
+    params: DQNAgentParameters | SACAgentParameters | TD3AgentParameters,
+    rounds: int,
+    period: int,
+    offset: int,
+    coach: dict[str, Any],
+    spec: dict[str, Any],
+) -> None:
+    """An off-policy agent's learning rate: one rate for every network (and for SAC's
+    temperature), or the algorithm's ``learning_rate_schedule``. Coach sets the scheduled
+    rate before each of its ``rounds`` from its training env steps (``k * period`` before
+    round ``k``), SB3 from all its env steps, ``offset`` more (`sb3_rounds_before`)."""
+    algo, nets = params.algorithm, params.network_wrappers
+    schedule = algo.learning_rate_schedule
+    if schedule is None:
+        rates = [n.learning_rate for n in nets.values()]
+        if isinstance(algo, SACAlgorithmParameters):
+            rates.append(algo.temperature_learning_rate)
+        schedule = ConstantSchedule(_one(rates, "learning rate"))
+    else:
+        _require(
+            not (isinstance(algo, SACAlgorithmParameters) and algo.learn_temperature),
+            "SB3's SAC sets its schedule's rate on the temperature's optimizer too, Coach "
+            "keeps temperature_learning_rate there",
+        )
+    initial, final, decay = _linear(schedule, "learning_rate_schedule")
+    probed = [1, max(rounds // 2, 1), rounds]
+    spec["kwargs"]["learning_rate"] = initial  # the schedule's callable, see peer_runs
+    spec["schedules"]["learning_rate"] = [initial, final, decay, offset]
+    spec["rate_probes"] = [offset + k * period for k in probed]  # SB3's env steps at them
+    coach |= {
+        "learning rate": [schedule.value(0)],
+        "learning rate at rounds": [schedule.value(k * period) for k in probed],
+    }
+
+
+def _on_policy(
+    params: ClippedPPOAgentParameters | ActorCriticAgentParameters,
+    num_envs: int,
+    improve: int,
+    networks: dict[str, Any],
+    coach: dict[str, Any],
+    spec: dict[str, Any],
+) -> None:
+    """What SB3's PPO and A2C share: rollout blocks, GAE, the combined loss's weights, the
+    learning rate over env steps, separate actor and critic MLPs; then `_ppo` or `_a2c`."""
+    algo, nets = params.algorithm, params.network_wrappers
+    algorithm = spec["algorithm"]
+    _require(
+        {"actor", "critic"} == set(nets),
+        f"SB3's {algorithm}: separate actor and critic MLPs (no shared `main` network)",
+    )
+    _require(not any(n.recurrent for n in nets.values()), f"SB3's {algorithm} is feed-forward")
+    length = params.memory.rollout_length  # type: ignore[union-attr]
+    block = length * num_envs
+    total = (improve // num_envs // length) * block  # the blocks Coach trains on
+    probes = [block, total // 2 // block * block, total]
+    rate = algo.learning_rate_schedule or ConstantSchedule(
+        _one([n.learning_rate for n in nets.values()], "learning rate")
+    )
+    clip = _one([n.gradient_clip_norm for n in nets.values()], "gradient clip norm")
+    spec["total_timesteps"] = total
+    spec["probes"] = probes
+    # Coach's clock and SB3's count the same env steps before each block: no offset.
+    spec["schedules"] = {"learning_rate": [*_linear(rate, "learning_rate_schedule"), 0]}
+    spec["policy_kwargs"] |= {
+        "net_arch": {
+            "pi": list(nets["actor"].middleware.scheme),
+            "vf": list(nets["critic"].middleware.scheme),
+        },
+        "ortho_init": False,  # Coach initializes as torch does (`coach.networks.model`)
+    }
+    spec["kwargs"] = {
+        "n_steps": length,
+        "gamma": algo.discount,
+        "gae_lambda": algo.gae_lambda,
+        "ent_coef": algo.entropy_coefficient,
+        "vf_coef": algo.value_coefficient,
+        "max_grad_norm": clip if clip is not None else float("inf"),
+        "normalize_advantage": algo.normalize_advantages,
+    }
+    coach |= {
+        "random steps first": 0,  # heatup's random steps are not on-policy data
+        "steps per copy per block": length,
+        "epochs": algo.epochs,
+        "GAE lambda": algo.gae_lambda,
+        "learning rate at probes": [rate.value(t) for t in probes],
+        "value coefficient": algo.value_coefficient,
+        "entropy coefficient": algo.entropy_coefficient,
+        "gradient clip norm": [clip],
+        "normalize advantages": algo.normalize_advantages,
+        "orthogonal init": False,
+        # SB3 evaluates with the policy's mode (deterministic=True)
+        "evaluation greedy": algo.deterministic_evaluation,
+        "actor": describe_network(networks["actor"]),
+        "critic": describe_network(networks["critic"]),
+    }
+    if isinstance(params, ClippedPPOAgentParameters):
+        _ppo(params, probes, coach, spec)
+    else:
+        _a2c(params, block, coach, spec)
+
+
+def _ppo(
+    params: ClippedPPOAgentParameters,
+    probes: list[int],
+    coach: dict[str, Any],
+    spec: dict[str, Any],
+) -> None:
+    algo = params.algorithm
+    _require(
+        algo.value_clip_range is None and algo.target_kl is None,
+        "value clipping and target KL: left out of this mapping",
+    )
+    spec["schedules"]["clip_range"] = [*_linear(algo.clip_range_schedule, "clip_range"), 0]
+    spec["kwargs"] |= {
+        "batch_size": algo.batch_size,
+        "n_epochs": algo.epochs,
+        "clip_range_vf": algo.value_clip_range,
+        "target_kl": algo.target_kl,
+    }
+    coach |= {
+        "clip range at probes": [algo.clip_range_schedule.value(t) for t in probes],
+        "value clip range": algo.value_clip_range,
+        "target KL": algo.target_kl,
+    }
+
+
+def _a2c(
+    params: ActorCriticAgentParameters,
+    block: int,
+    coach: dict[str, Any],
+    spec: dict[str, Any],
+) -> None:
+    algo = params.algorithm
+    _require(
+        algo.epochs == 1 and algo.batch_size in (0, block),
+        "SB3's A2C takes one gradient step on each whole block",
+    )
+    # SB3's A2C defaults to RMSprop; Coach's optimizer is Adam, with the eps set above.
+    spec["policy_kwargs"]["optimizer_class"] = "Adam"
+    spec["kwargs"]["use_rms_prop"] = False
+    coach["batch size"] = block
 
 
 def _dqn(
@@ -221,7 +386,7 @@ def _dqn(
     probes = [heatup, heatup + decay // 2, heatup + decay, total]
     sync = params.algorithm.num_steps_between_copying_online_weights_to_target
     spec["probes"] = probes
-    spec["schedules"] = {"exploration_rate": [initial, final, decay, heatup]}
+    spec["schedules"]["exploration_rate"] = [initial, final, decay, heatup]
     spec["policy_kwargs"]["net_arch"] = list(head.middleware.scheme)
     spec["kwargs"] |= {
         "tau": algo.target_update_rate,
@@ -240,75 +405,6 @@ def _dqn(
         "epsilon at probes": [schedule.value(max(t - heatup, 0)) for t in probes],
         "evaluation greedy": exploration.evaluation_epsilon == 0.0,
         "Q network": describe_network(networks["main"]),
-    }
-
-
-def _ppo(
-    params: ClippedPPOAgentParameters,
-    num_envs: int,
-    improve: int,
-    networks: dict[str, Any],
-    coach: dict[str, Any],
-    spec: dict[str, Any],
-) -> None:
-    algo, nets = params.algorithm, params.network_wrappers
-    _require({"actor", "critic"} == set(nets), "SB3's PPO: separate actor and critic MLPs")
-    _require(not any(n.recurrent for n in nets.values()), "SB3's PPO is feed-forward")
-    _require(
-        algo.value_clip_range is None and algo.target_kl is None,
-        "value clipping and target KL: left out of this mapping",
-    )
-    length = params.memory.rollout_length  # type: ignore[union-attr]
-    block = length * num_envs
-    total = (improve // num_envs // length) * block  # the blocks Coach trains on
-    probes = [block, total // 2 // block * block, total]
-    rate = algo.learning_rate_schedule or ConstantSchedule(
-        _one([n.learning_rate for n in nets.values()], "learning rate")
-    )
-    clip = _one([n.gradient_clip_norm for n in nets.values()], "gradient clip norm")
-    spec["total_timesteps"] = total
-    spec["probes"] = probes
-    spec["schedules"] = {
-        "learning_rate": [*_linear(rate, "learning_rate_schedule"), 0],
-        "clip_range": [*_linear(algo.clip_range_schedule, "clip_range_schedule"), 0],
-    }
-    spec["policy_kwargs"] |= {
-        "net_arch": {
-            "pi": list(nets["actor"].middleware.scheme),
-            "vf": list(nets["critic"].middleware.scheme),
-        },
-        "ortho_init": False,  # Coach initializes as torch does (`coach.networks.model`)
-    }
-    spec["kwargs"] = {
-        "n_steps": length,
-        "batch_size": algo.batch_size,
-        "n_epochs": algo.epochs,
-        "gamma": algo.discount,
-        "gae_lambda": algo.gae_lambda,
-        "ent_coef": algo.entropy_coefficient,
-        "vf_coef": algo.value_coefficient,
-        "max_grad_norm": clip if clip is not None else float("inf"),
-        "normalize_advantage": algo.normalize_advantages,
-        "clip_range_vf": algo.value_clip_range,
-        "target_kl": algo.target_kl,
-    }
-    coach |= {
-        "random steps first": 0,  # heatup's random steps are not on-policy data
-        "steps per copy per block": length,
-        "epochs": algo.epochs,
-        "GAE lambda": algo.gae_lambda,
-        "learning rate at probes": [rate.value(t) for t in probes],
-        "clip range at probes": [algo.clip_range_schedule.value(t) for t in probes],
-        "value coefficient": algo.value_coefficient,
-        "entropy coefficient": algo.entropy_coefficient,
-        "gradient clip norm": [clip],
-        "normalize advantages": algo.normalize_advantages,
-        "value clip range": algo.value_clip_range,
-        "target KL": algo.target_kl,
-        "orthogonal init": False,
-        "evaluation greedy": True,  # Coach's on-policy evaluation acts with the mode
-        "actor": describe_network(networks["actor"]),
-        "critic": describe_network(networks["critic"]),
     }
 
 

@@ -14,6 +14,8 @@ import coach
 
 DOCS = Path(__file__).resolve().parent
 sys.path.insert(0, str(DOCS / "_ext"))
+# The repository, last: `benchmarks.peer_learning` makes the comparison's learning table.
+sys.path.append(str(DOCS.parent))
 
 project = "Coach"
 author = "The Coach developers"
@@ -33,7 +35,9 @@ extensions = [
 
 source_suffix = {".md": "markdown", ".rst": "restructuredtext"}
 root_doc = "index"
-exclude_patterns = ["_build", "_ext", "Thumbs.db", ".DS_Store"]
+# benchmarks/peer_learning.md is generated (_ext/benchmark_pages.py) for comparison.md to
+# include, not a page of its own.
+exclude_patterns = ["_build", "_ext", "benchmarks/peer_learning.md", "Thumbs.db", ".DS_Store"]
 
 myst_enable_extensions = ["attrs_inline", "colon_fence", "deflist"]
 myst_heading_anchors = 3

@@ -1,6 +1,8 @@
 """The benchmark pages, from what ``make benchmarks-docs`` committed: ``results.json`` with
 its figures (`benchmarks.learning_curves`) and the throughput tables of ``make bench``
-(``throughput/*.txt``, `benchmarks.tables`)."""
+(``throughput/*.txt``, `benchmarks.tables`); and the learning comparison against
+Stable-Baselines3 that the comparison page includes, from ``peer_learning.json``
+(``python -m benchmarks.peers --learning``)."""
 
 from __future__ import annotations
 
@@ -217,8 +219,23 @@ def throughput_page(folder: Path, benchmarks: Path) -> str:
     return "\n".join(parts)
 
 
+PEER_LEARNING = "peer_learning.md"
+"""The comparison page's learning table, written beside the records it is made from and
+included by ``comparison.md`` (not a page of its own: conf.py excludes it)."""
+
+
+def peer_learning(folder: Path) -> str:
+    """The learning comparison's table, made from ``peer_learning.json`` by the function
+    that prints it (`benchmarks.peer_learning.learning_section`, which runs nothing: it
+    imports no more of the benchmarks than that module); or that it is not recorded yet."""
+    from benchmarks.peer_learning import RECORDS, learning_section
+
+    return learning_section(folder / RECORDS.name)
+
+
 def pages(catalogue: Catalogue, folder: Path) -> dict[str, str]:
     return {
+        f"benchmarks/{PEER_LEARNING}": peer_learning(folder),
         "benchmarks/index.md": results_page(catalogue)
         + "\n```{toctree}\n:hidden:\n\nthroughput\n```\n",
         "benchmarks/throughput.md": throughput_page(folder, folder.parents[1] / "benchmarks"),

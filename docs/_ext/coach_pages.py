@@ -8,7 +8,9 @@ so none can drift from what it describes:
 - ``reference/presets.md`` and ``reference/api.md`` (`reference_pages`): every preset in a
   table, and every public name of ``coach`` from its docstrings;
 - ``benchmarks/index.md`` and ``benchmarks/throughput.md`` (`benchmark_pages`), from
-  ``benchmarks/results.json`` and ``benchmarks/throughput/*.txt``.
+  ``benchmarks/results.json`` and ``benchmarks/throughput/*.txt``;
+- ``benchmarks/peer_learning.md`` (`benchmark_pages`), the learning comparison against
+  Stable-Baselines3 that ``comparison.md`` includes, from ``benchmarks/peer_learning.json``.
 
 A page is rewritten only when its text changes, so that Sphinx rebuilds only what changed.
 These paths are listed in ``.gitignore``: they are outputs, like ``_build``.
