@@ -218,6 +218,20 @@ def plan(name: str, overrides: list[str] | tuple[str, ...] = (), seed: int = 0) 
     return PeerPlan(name, algorithm, spec, coach, trained_parameters(roots))
 
 
+def rate_schedule(algo: Any, nets: dict[str, Any]) -> Schedule:
+    """The one learning rate SB3 takes, as a schedule over Coach's training env steps: the
+    algorithm's ``learning_rate_schedule``; its ``learning_rate_decay`` times the networks'
+    one rate (a linear decay gives a linear rate); else that rate, constant."""
+    given: Schedule | None = algo.learning_rate_schedule
+    if given is not None:
+        return given
+    rate = _one([n.learning_rate for n in nets.values()], "learning rate")
+    if algo.learning_rate_decay is None:
+        return ConstantSchedule(rate)
+    start, end, steps = _linear(algo.learning_rate_decay, "learning_rate_decay")
+    return LinearSchedule(rate * start, rate * end, steps)
+
+
 def _learning_rate(
     params: DQNAgentParameters | SACAgentParameters | TD3AgentParameters,
     rounds: int,
@@ -231,18 +245,19 @@ def _learning_rate(
     rate before each of its ``rounds`` from its training env steps (``k * period`` before
     round ``k``), SB3 from all its env steps, ``offset`` more (`sb3_rounds_before`)."""
     algo, nets = params.algorithm, params.network_wrappers
-    schedule = algo.learning_rate_schedule
-    if schedule is None:
+    scheduled = algo.learning_rate_schedule or algo.learning_rate_decay
+    if scheduled is None:
         rates = [n.learning_rate for n in nets.values()]
         if isinstance(algo, SACAlgorithmParameters):
             rates.append(algo.temperature_learning_rate)
-        schedule = ConstantSchedule(_one(rates, "learning rate"))
+        schedule: Schedule = ConstantSchedule(_one(rates, "learning rate"))
     else:
         _require(
             not (isinstance(algo, SACAlgorithmParameters) and algo.learn_temperature),
             "SB3's SAC sets its schedule's rate on the temperature's optimizer too, Coach "
             "keeps temperature_learning_rate there",
         )
+        schedule = rate_schedule(algo, nets)
     initial, final, decay = _linear(schedule, "learning_rate_schedule")
     probed = [1, max(rounds // 2, 1), rounds]
     spec["kwargs"]["learning_rate"] = initial  # the schedule's callable, see peer_runs
@@ -275,9 +290,7 @@ def _on_policy(
     block = length * num_envs
     total = (improve // num_envs // length) * block  # the blocks Coach trains on
     probes = [block, total // 2 // block * block, total]
-    rate = algo.learning_rate_schedule or ConstantSchedule(
-        _one([n.learning_rate for n in nets.values()], "learning rate")
-    )
+    rate = rate_schedule(algo, nets)
     clip = _one([n.gradient_clip_norm for n in nets.values()], "gradient clip norm")
     spec["total_timesteps"] = total
     spec["probes"] = probes

@@ -445,10 +445,14 @@ class Agent:
         return {name: round_mean(values) for name, values in losses.items()}
 
     def follow_learning_rate(self) -> None:
-        """Before a training round: the networks' learning rate from the algorithm's
-        ``learning_rate_schedule``, if it has one."""
+        """Before a training round: the networks' learning rates from the algorithm's
+        ``learning_rate_schedule`` or ``learning_rate_decay``, if it has one."""
+        algorithm = self.params.algorithm
         follow_learning_rate(
-            self.networks, self.params.algorithm.learning_rate_schedule, self.clock()
+            self.networks,
+            algorithm.learning_rate_schedule,
+            algorithm.learning_rate_decay,
+            self.clock(),
         )
 
     # -- checkpoints (`coach.agents.agent_state`) ------------------------------------------

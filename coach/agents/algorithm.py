@@ -26,7 +26,13 @@ class AlgorithmParameters:
     """Transitions per gradient step."""
     learning_rate_schedule: Schedule | None = None
     """The learning rate of every network the agent trains, over training env steps, set
-    before each training round (``None`` keeps each network's own ``learning_rate``)."""
+    before each training round (``None`` keeps each network's own ``learning_rate``): SB3's
+    ``learning_rate`` schedule, one rate for all."""
+    learning_rate_decay: Schedule | None = None
+    """A factor on each network's own ``learning_rate``, over training env steps, set before
+    each training round: ``LinearSchedule(1.0, 0.0, N)`` runs every rate down to 0 over N
+    steps, each from its own value (an actor's and a critic's apart; a tuned or overridden
+    ``learning_rate`` is the one that decays). Not with ``learning_rate_schedule``."""
 
     def validate(self) -> None:
         validate_rhythm(self)
@@ -46,3 +52,11 @@ def validate_rhythm(params: AlgorithmParameters) -> None:
     check.whole("num_consecutive_training_steps", params.num_consecutive_training_steps, 1)
     if params.learning_rate_schedule is not None:
         check.schedule("learning_rate_schedule", params.learning_rate_schedule, 0)
+    if params.learning_rate_decay is not None:
+        check.schedule("learning_rate_decay", params.learning_rate_decay, 0)
+        if params.learning_rate_schedule is not None:
+            raise check.InvalidParameter(
+                "learning_rate_decay",
+                "must be None where learning_rate_schedule sets the rates (set one of them)",
+                params.learning_rate_decay,
+            )

@@ -129,17 +129,26 @@ def td_targets(
 
 
 def follow_learning_rate(
-    networks: Mapping[str, NetworkWrapper], schedule: Schedule | None, clock: Clock
+    networks: Mapping[str, NetworkWrapper],
+    schedule: Schedule | None,
+    decay: Schedule | None,
+    clock: Clock,
 ) -> None:
-    """Set the learning rate of every network with an optimizer to ``schedule``'s value at
-    the clock's training env steps (an algorithm's ``learning_rate_schedule``); nothing
-    without a schedule. Rounds call it before their first gradient step, so a resumed run
-    takes the rate the uninterrupted one would."""
-    if schedule is None:
+    """Set the learning rate of every network with an optimizer at the clock's training env
+    steps: ``schedule``'s value (an algorithm's ``learning_rate_schedule``), or ``decay``'s
+    factor times the network's own ``learning_rate`` (its ``learning_rate_decay``); nothing
+    without either. Rounds call it before their first gradient step, so a resumed run takes
+    the rate the uninterrupted one would."""
+    if schedule is None and decay is None:
         return
-    rate = schedule.value(clock.training_env_steps)
+    step = clock.training_env_steps
     for net in networks.values():
         if net.optimizer is not None:
+            if schedule is not None:
+                rate = schedule.value(step)
+            else:
+                assert decay is not None
+                rate = net.params.learning_rate * decay.value(step)
             for group in net.optimizer.param_groups:
                 group["lr"] = rate
 

@@ -168,10 +168,24 @@ def _sb3(spec: dict[str, Any]) -> tuple[Any, dict[str, Any]]:
     return model, sb3_settings(spec, model, gate, evaluation)
 
 
+SCHEDULE = [
+    "agent.algorithm.learning_rate_decay=None",
+    "agent.algorithm.learning_rate_schedule=LinearSchedule(1e-3, 1e-5, 20000)",
+]
+"""A rate of its own for every network."""
+DECAY = [
+    "agent.algorithm.learning_rate_decay=LinearSchedule(1.0, 0.01, 20000)",
+    "agent.network_wrappers.main.learning_rate=1e-3",
+]
+"""A factor on the network's own rate: the same rates."""
+
+
 @pytest.mark.parametrize("heatup", [None, "EnvironmentSteps(1280)", "EnvironmentSteps(100)"])
-def test_a_linear_learning_rate_is_coachs_at_every_round_of_sb3s(heatup: str | None) -> None:
-    schedule = "agent.algorithm.learning_rate_schedule=LinearSchedule(1e-3, 1e-5, 20000)"
-    overrides = [schedule] + ([f"schedule.heatup_steps={heatup}"] if heatup else [])
+@pytest.mark.parametrize("scheduled", [SCHEDULE, DECAY], ids=["schedule", "decay"])
+def test_a_linear_learning_rate_is_coachs_at_every_round_of_sb3s(
+    heatup: str | None, scheduled: list[str]
+) -> None:
+    overrides = scheduled + ([f"schedule.heatup_steps={heatup}"] if heatup else [])
     peer = plan("CartPole_DQN", overrides)
     model, settings = _sb3(peer.spec)
     assert settings_table(peer, settings) == []
@@ -180,7 +194,12 @@ def test_a_linear_learning_rate_is_coachs_at_every_round_of_sb3s(heatup: str | N
     roots = preset.parameters()
     for text in overrides:
         set_parameter(roots, *parse_override(text))
-    coach_schedule = preset.agent_params.algorithm.learning_rate_schedule
+    algorithm, network = preset.agent_params.algorithm, preset.agent_params.network_wrappers
+    if algorithm.learning_rate_schedule is not None:
+        coach_rate = algorithm.learning_rate_schedule.value
+    else:  # as the agent sets it (`coach.agents.learning.follow_learning_rate`)
+        decay = algorithm.learning_rate_decay
+        coach_rate = lambda step: network["main"].learning_rate * decay.value(step)  # noqa: E731
     period = preset.agent_params.algorithm.num_consecutive_playing_steps.num_steps
     rounds = preset.schedule_params.improve_steps.num_steps // period
     # SB3: it trains after every `period` env steps counted from 0, once past learning_starts,
@@ -190,7 +209,7 @@ def test_a_linear_learning_rate_is_coachs_at_every_round_of_sb3s(heatup: str | N
     assert len(sb3_rounds) == rounds
     for k, timesteps in enumerate(sb3_rounds, start=1):
         sb3_rate = model.lr_schedule(1.0 - timesteps / total)
-        assert sb3_rate == pytest.approx(coach_schedule.value(k * period), rel=1e-12)
+        assert sb3_rate == pytest.approx(coach_rate(k * period), rel=1e-12)
     assert model.lr_schedule(1.0) == pytest.approx(1e-3)
 
 
@@ -206,14 +225,22 @@ def test_a_learning_rate_schedule_sb3_cannot_follow_is_unmappable(
     preset: str, schedule: str
 ) -> None:
     with pytest.raises(Unmappable):
-        plan(preset, [f"agent.algorithm.learning_rate_schedule={schedule}"])
+        plan(
+            preset,
+            [
+                "agent.algorithm.learning_rate_decay=None",
+                f"agent.algorithm.learning_rate_schedule={schedule}",
+            ],
+        )
+    with pytest.raises(Unmappable):  # the same as a factor on the networks' own rates
+        plan(preset, [f"agent.algorithm.learning_rate_decay={schedule.replace('1e-3', '1.0')}"])
 
 
 @pytest.mark.parametrize(
     ("preset", "overrides"),
     [
         ("CartPole_DQN", []),  # with or without a schedule, as the preset file has it
-        ("CartPole_DQN", ["agent.algorithm.learning_rate_schedule=None"]),
+        ("CartPole_DQN", ["agent.algorithm.learning_rate_decay=None"]),
         ("CartPole_A2C", []),
     ],
 )

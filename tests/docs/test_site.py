@@ -14,7 +14,7 @@ import pytest
 from docutils.nodes import make_id
 
 import coach
-from coach.presets import list_presets
+from coach.presets import list_presets, load_preset
 from tests.docs.blocks import ROOT
 
 pytestmark = pytest.mark.xdist_group("docs-site")  # one build (`site`), in one test process
@@ -149,3 +149,27 @@ def test_a_benchmark_measured_against_baselines_shows_them_for_each_seed(site: P
     page = (site / "benchmarks" / "index.html").read_text()
     assert [m for m in measured if html.escape(m[1], quote=False) not in page] == []
     assert "The promise is relative" in page and "the sum over the 3 agents it scores" in page
+
+
+def test_the_benchmark_page_shows_each_seeds_final_agent_and_judges_it(site: Path) -> None:
+    """Each preset's table shows its seeds' final agents as recorded, and a seed whose final
+    agent misses an absolute promise fails there, whatever its record says (records made
+    before golden judged the final agent passed without it)."""
+    results = json.loads((ROOT / "docs" / "benchmarks" / "results.json").read_text())
+    page = (site / "benchmarks" / "index.html").read_text()
+    failing = 0
+    for name, entry in results.items():
+        section = page.split(f'<section id="{make_id(name)}">')[1].split("<section")[0]
+        rows = re.findall(r"<tr[^>]*>(.*?)</tr>", section, re.DOTALL)[1:]  # past the header
+        assert len(rows) == len(entry["seeds"]), name
+        validation = load_preset(name).validation
+        for row, seed in zip(rows, entry["seeds"], strict=True):
+            cells = [re.sub(r"<[^>]+>", "", c).strip() for c in re.findall(r"<td.*?</td>", row)]
+            assert cells[0] == str(seed["seed"])
+            assert f"{seed['final']:,.2f}" in cells, (name, seed["seed"])
+            threshold = validation.min_reward
+            if threshold is not None and validation.gap_closed is None and seed["passed"]:
+                misses = seed["final"] * validation.per_agent < threshold
+                assert cells[-1].startswith("fail") == misses, (name, seed["seed"], cells[-1])
+                failing += misses
+    assert failing, "no recorded final agent misses: the check above judged nothing"

@@ -1,7 +1,7 @@
-"""Unit tests of `algorithm.learning_rate_schedule` on every kind of agent: the rate is set on
-every network the agent trains before each training round (a replay agent's round, an
-on-policy block, ACER's block and its replayed segments), and ``None`` keeps the networks'
-own rates."""
+"""Unit tests of `algorithm.learning_rate_schedule` and `algorithm.learning_rate_decay` on every
+kind of agent: the rate (or the factor on each network's own rate) is set on every network the
+agent trains before each training round (a replay agent's round, an on-policy block, ACER's
+block and its replayed segments), and ``None`` keeps the networks' own rates."""
 
 from __future__ import annotations
 
@@ -26,6 +26,7 @@ from coach.agents.parameters import AgentParameters
 from coach.environments.parameters import GymEnvironmentParameters
 from coach.graph_managers.basic_rl import BasicRLGraphManager
 from coach.graph_managers.parameters import RunContext
+from coach.validation import InvalidParameter
 from tests.unit.agents.seeded import after_run, short_schedule
 
 CARTPOLE = GymEnvironmentParameters(level="CartPole-v1")
@@ -153,3 +154,32 @@ def test_no_schedule_keeps_each_networks_own_rate(tmp_path: Path) -> None:
     params.network_wrappers["critic_2"].learning_rate = 2e-3
     rates = after_run(params, PENDULUM, short_schedule(300), 0, tmp_path, _rates)
     assert rates == {"actor": [1e-4], "critic_1": [1e-3], "critic_2": [2e-3]}
+
+
+def test_a_decay_scales_each_networks_own_rate(tmp_path: Path) -> None:
+    params = _td3()
+    params.network_wrappers["actor"].learning_rate = 1e-4
+    params.network_wrappers["critic_1"].learning_rate = 1e-3
+    params.network_wrappers["critic_2"].learning_rate = 2e-3
+    # A factor from 1 to 0.1 over the first 100 training env steps, then 0.1 to the end.
+    params.algorithm.learning_rate_decay = LinearSchedule(1.0, 0.1, 100)
+    rates = after_run(params, PENDULUM, short_schedule(300), 0, tmp_path, _rates)
+    expected = {"actor": 1e-5, "critic_1": 1e-4, "critic_2": 2e-4}
+    assert rates == {name: [pytest.approx(rate)] for name, rate in expected.items()}
+
+
+@pytest.mark.parametrize("kind", ["DQN", "ClippedPPO"])
+def test_a_decay_to_zero_from_the_start_moves_no_weight(kind: str, tmp_path: Path) -> None:
+    make, environment = AGENTS[kind]
+    params = make()
+    params.algorithm.learning_rate_decay = ConstantSchedule(0.0)
+    before, after = _before_and_after(params, environment, tmp_path)
+    assert all(torch.equal(before[name], after[name]) for name in before)
+
+
+def test_a_schedule_and_a_decay_together_are_refused() -> None:
+    params = _dqn()
+    params.algorithm.learning_rate_schedule = ConstantSchedule(1e-3)
+    params.algorithm.learning_rate_decay = LinearSchedule(1.0, 0.0, 100)
+    with pytest.raises(InvalidParameter, match="learning_rate_decay must be None where"):
+        params.algorithm.validate()
