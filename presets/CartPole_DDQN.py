@@ -1,4 +1,6 @@
-"""Double DQN on CartPole-v1 (van Hasselt et al., 2016), with CartPole_DQN's training rhythm."""
+"""Double DQN on CartPole-v1 (van Hasselt et al., 2016), with CartPole_DQN's training rhythm,
+its learning rate run down to 0 over its budget and a replay of the last 10,000 transitions
+(see presets/_cartpole.py: `settle`)."""
 
 from coach import (
     BasicRLGraphManager,
@@ -13,6 +15,7 @@ agent = DDQNAgentParameters()
 _cartpole.train_in_rounds(agent)
 agent.exploration.epsilon_schedule = LinearSchedule(1.0, 0.04, 8000)
 agent.network_wrappers["main"] = _cartpole.network(QHeadParameters(), learning_rate=2.3e-3)
+_cartpole.settle(agent)
 
 graph_manager = BasicRLGraphManager(agent, _cartpole.environment(), _cartpole.schedule())
 
