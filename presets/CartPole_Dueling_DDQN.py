@@ -1,5 +1,6 @@
 """Dueling Double DQN on CartPole-v1 (Wang et al., 2016): a value stream and centred
-advantages in the Q head."""
+advantages in the Q head. Its learning rate runs down to 0 over its budget, on a replay of the
+last 10,000 transitions (presets/_cartpole.py: `settle`)."""
 
 from coach import (
     BasicRLGraphManager,
@@ -16,6 +17,8 @@ agent.exploration.epsilon_schedule = LinearSchedule(1.0, 0.04, 8000)
 agent.network_wrappers["main"] = _cartpole.network(
     QHeadParameters(dueling=True), learning_rate=2.3e-3
 )
+
+_cartpole.settle(agent)
 
 graph_manager = BasicRLGraphManager(agent, _cartpole.environment(), _cartpole.schedule())
 
