@@ -1,4 +1,6 @@
-"""QR-DQN on CartPole-v1 (Dabney et al., 2018): 50 quantiles per action."""
+"""QR-DQN on CartPole-v1 (Dabney et al., 2018): 50 quantiles per action. Its
+learning rate runs down to 0 over its budget, on a replay of the last 10,000 transitions
+(presets/_cartpole.py: `settle`)."""
 
 from coach import (
     BasicRLGraphManager,
@@ -15,6 +17,8 @@ agent.exploration.epsilon_schedule = LinearSchedule(1.0, 0.04, 8000)
 agent.network_wrappers["main"] = _cartpole.network(
     QuantileQHeadParameters(num_quantiles=50), learning_rate=1e-3
 )
+
+_cartpole.settle(agent)
 
 graph_manager = BasicRLGraphManager(agent, _cartpole.environment(), _cartpole.schedule())
 
