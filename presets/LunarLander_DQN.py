@@ -1,5 +1,8 @@
 """DQN on LunarLander-v3, after RL Zoo's tuned DQN settings: a gradient step every env step
-(in rounds of 4), a target refresh every 250 steps, epsilon down to 0.1 over 36,000 steps."""
+(in rounds of 4), a target refresh every 250 steps, epsilon down to 0.1 over 36,000 steps.
+The learning rate runs down to 0 over the 299,000 training steps (`learning_rate_decay`): at
+RL Zoo's constant 6.3e-4, seed 1's final agent had fallen to -33.9 on 20 episodes after its
+best.pt held 245.7."""
 
 from coach import (
     BasicRLGraphManager,
@@ -35,6 +38,8 @@ agent.network_wrappers["main"] = NetworkParameters(
     gradient_clip_norm=10.0,
     create_target_network=True,
 )
+
+agent.algorithm.learning_rate_decay = LinearSchedule(1.0, 0.0, 299_000)
 
 environment = GymEnvironmentParameters(level="LunarLander-v3")
 
