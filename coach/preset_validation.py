@@ -75,6 +75,14 @@ class PresetValidation:
             self.min_success_rate is None or success_rate >= self.min_success_rate
         )
 
+    def kept(self, mean_reward: float, success_rate: float) -> bool:
+        """Whether an evaluation keeps the promise: reaches what it must reach (if anything)
+        and breaks no ceiling."""
+        floor = self.min_reward is not None or self.min_success_rate is not None
+        return (not floor or self.reached(mean_reward, success_rate)) and not self.broken(
+            success_rate, mean_reward
+        )
+
     def ceiling(self) -> bool:
         """A baseline's promise: to stay below a reward or success rate."""
         return self.max_success_rate is not None or self.max_reward is not None

@@ -52,8 +52,7 @@ def final_holds(seed: dict[str, Any], validation: PresetValidation | None) -> bo
         return True
     rewarded = validation.min_reward is not None or validation.max_reward is not None
     mean, rate = (final * validation.per_agent, math.nan) if rewarded else (math.nan, final)
-    floor = validation.min_reward is not None or validation.min_success_rate is not None
-    return (not floor or validation.reached(mean, rate)) and not validation.broken(rate, mean)
+    return validation.kept(mean, rate)
 
 
 def passed(seed: dict[str, Any], validation: PresetValidation | None) -> bool:

@@ -72,9 +72,7 @@ class Spent:
 def meets(validation: PresetValidation, result: EvaluationResult) -> bool:
     """Whether an evaluation keeps the promise: reaches what it must reach (if anything)
     and breaks no ceiling."""
-    rate, mean = result.success_rate, result.mean_reward
-    floor = validation.min_reward is not None or validation.min_success_rate is not None
-    return (not floor or validation.reached(mean, rate)) and not validation.broken(rate, mean)
+    return validation.kept(result.mean_reward, result.success_rate)
 
 
 def score(validation: PresetValidation, result: EvaluationResult) -> float:
