@@ -223,6 +223,12 @@ def rate_schedule(algo: Any, nets: dict[str, Any]) -> Schedule:
     algorithm's ``learning_rate_schedule``; its ``learning_rate_decay`` times the networks'
     one rate (a linear decay gives a linear rate); else that rate, constant."""
     given: Schedule | None = algo.learning_rate_schedule
+    if given is not None or algo.learning_rate_decay is not None:
+        _require(
+            algo.learning_rate_clock == "env_steps",
+            "SB3's learning rate schedule counts env steps, not "
+            + algo.learning_rate_clock.replace("_", " "),
+        )
     if given is not None:
         return given
     rate = _one([n.learning_rate for n in nets.values()], "learning rate")

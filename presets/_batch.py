@@ -6,8 +6,11 @@ when the dataset is missing. Not a preset itself.
 
 from __future__ import annotations
 
+import math
+
 from coach import (
     GymEnvironmentParameters,
+    LinearSchedule,
     MiddlewareParameters,
     NetworkParameters,
     QHeadParameters,
@@ -64,3 +67,13 @@ def q_learning(agent: DQNAgentParameters) -> None:
     agent.algorithm.num_steps_between_copying_online_weights_to_target = TrainingSteps(100)
     agent.exploration.evaluation_epsilon = 0.0
     agent.network_wrappers["main"] = network()
+
+
+def settle(agent: AgentParameters, epochs: int, transitions: int) -> None:
+    """The learning rate of every network run down to 0 over the gradient steps of
+    ``epochs`` passes over a dataset of ``transitions`` (|dataset| / batch_size each): a
+    batch run acts no env step, so its decay counts gradient steps. The final agent is then
+    the one the last epochs converge to, not one step's swing of a still large rate."""
+    steps = epochs * math.ceil(transitions / agent.algorithm.batch_size)
+    agent.algorithm.learning_rate_decay = LinearSchedule(1.0, 0.0, steps)
+    agent.algorithm.learning_rate_clock = "training_steps"

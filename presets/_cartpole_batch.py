@@ -16,6 +16,8 @@ from coach.batch.graph_manager import BatchRLGraphManager
 from coach_presets import _batch
 
 DATASET = "cartpole/ppo-half-v0"
+TRANSITIONS = 51_222
+"""The dataset's transitions, as its recipe makes them on seed 0."""
 
 RECIPE = _batch.frozen_policy_recipe("CartPole_ClippedPPO", "cartpole_ppo_half", 3840, DATASET)
 
@@ -23,3 +25,8 @@ RECIPE = _batch.frozen_policy_recipe("CartPole_ClippedPPO", "cartpole_ppo_half",
 def graph(agent: AgentParameters, epochs: int) -> BatchRLGraphManager:
     """``agent`` learning from the CartPole dataset for ``epochs``."""
     return _batch.graph(agent, "CartPole-v1", DATASET, RECIPE, epochs)
+
+
+def settle(agent: AgentParameters, epochs: int) -> None:
+    """`_batch.settle` over ``epochs`` of this dataset."""
+    _batch.settle(agent, epochs, TRANSITIONS)

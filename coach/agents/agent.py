@@ -206,7 +206,7 @@ class Agent:
 
     def clock(self) -> Clock:
         """How far training has come, for the learner."""
-        return Clock(self.training_steps, self.training_env_steps)
+        return Clock(self.training_steps, self.training_env_steps, self.episodes)
 
     def memory_extras(self) -> dict[str, spaces.Space]:
         """Further columns the memory keeps per transition (see `store`); none by default."""
@@ -446,13 +446,15 @@ class Agent:
 
     def follow_learning_rate(self) -> None:
         """Before a training round: the networks' learning rates from the algorithm's
-        ``learning_rate_schedule`` or ``learning_rate_decay``, if it has one."""
+        ``learning_rate_schedule`` or ``learning_rate_decay``, if it has one, at the count of
+        its ``learning_rate_clock``."""
         algorithm = self.params.algorithm
         follow_learning_rate(
             self.networks,
             algorithm.learning_rate_schedule,
             algorithm.learning_rate_decay,
             self.clock(),
+            algorithm.learning_rate_clock,
         )
 
     # -- checkpoints (`coach.agents.agent_state`) ------------------------------------------

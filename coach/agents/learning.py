@@ -34,6 +34,19 @@ class Clock:
     """Gradient steps taken."""
     training_env_steps: int
     """Env steps acted in training."""
+    episodes: int = 0
+    """Episodes finished in heatup and training."""
+
+    def count(self, unit: str) -> int:
+        """The count a schedule over ``unit`` follows: ``"env_steps"`` (training env steps),
+        ``"episodes"`` or ``"training_steps"`` (`AlgorithmParameters.learning_rate_clock`)."""
+        if unit == "env_steps":
+            return self.training_env_steps
+        if unit == "episodes":
+            return self.episodes
+        if unit == "training_steps":
+            return self.training_steps
+        raise ValueError(f"no clock counts {unit!r}")
 
 
 class Learner:
@@ -133,15 +146,17 @@ def follow_learning_rate(
     schedule: Schedule | None,
     decay: Schedule | None,
     clock: Clock,
+    unit: str = "env_steps",
 ) -> None:
-    """Set the learning rate of every network with an optimizer at the clock's training env
-    steps: ``schedule``'s value (an algorithm's ``learning_rate_schedule``), or ``decay``'s
-    factor times the network's own ``learning_rate`` (its ``learning_rate_decay``); nothing
-    without either. Rounds call it before their first gradient step, so a resumed run takes
-    the rate the uninterrupted one would."""
+    """Set the learning rate of every network with an optimizer at the clock's count of
+    ``unit`` (an algorithm's ``learning_rate_clock``): ``schedule``'s value (its
+    ``learning_rate_schedule``), or ``decay``'s factor times the network's own
+    ``learning_rate`` (its ``learning_rate_decay``); nothing without either. Rounds call it
+    before their first gradient step, so a resumed run takes the rate the uninterrupted one
+    would."""
     if schedule is None and decay is None:
         return
-    step = clock.training_env_steps
+    step = clock.count(unit)
     for net in networks.values():
         if net.optimizer is not None:
             if schedule is not None:

@@ -177,7 +177,9 @@ class RolloutNStepQLearner(QLearner):
             for name, value in regress_q(self, b, q, b.extras["returns"]).items():
                 totals[name] = totals.get(name, 0.0) + float(value)
             steps += 1
-        self.end_round(Clock(clock.training_steps + steps, clock.training_env_steps))
+        self.end_round(
+            Clock(clock.training_steps + steps, clock.training_env_steps, clock.episodes)
+        )
         return steps, {name: total / steps for name, total in totals.items()}
 
     def compute_targets(self) -> None:

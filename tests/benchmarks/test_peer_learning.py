@@ -236,6 +236,11 @@ def test_a_learning_rate_schedule_sb3_cannot_follow_is_unmappable(
         plan(preset, [f"agent.algorithm.learning_rate_decay={schedule.replace('1e-3', '1.0')}"])
 
 
+def test_a_learning_rate_over_episodes_is_unmappable() -> None:
+    with pytest.raises(Unmappable, match="counts env steps, not episodes"):
+        plan("CartPole_DQN", ["agent.algorithm.learning_rate_clock='episodes'"])
+
+
 @pytest.mark.parametrize(
     ("preset", "overrides"),
     [

@@ -183,3 +183,45 @@ def test_a_schedule_and_a_decay_together_are_refused() -> None:
     params.algorithm.learning_rate_decay = LinearSchedule(1.0, 0.0, 100)
     with pytest.raises(InvalidParameter, match="learning_rate_decay must be None where"):
         params.algorithm.validate()
+
+
+def _clock_and_rates(agent: Agent) -> tuple[int, int, dict[str, list[float]]]:
+    return agent.episodes, agent.training_steps, _rates(agent)
+
+
+def test_a_schedule_over_episodes_follows_the_episodes_finished(tmp_path: Path) -> None:
+    """Over ``"episodes"`` the rate follows the episodes finished (heatup's counted), not the
+    env steps: 400 steps of CartPole finish a few dozen, far from the 1,000 the rate runs
+    down over, where a schedule over the 300 training env steps would have reached its end."""
+    params = _dqn()
+    schedule = LinearSchedule(1e-3, 1e-5, 1000)
+    params.algorithm.learning_rate_schedule = schedule
+    params.algorithm.learning_rate_clock = "episodes"
+    episodes, _, rates = after_run(
+        params, CARTPOLE, short_schedule(300), 0, tmp_path, _clock_and_rates
+    )
+    assert episodes > 5
+    # The last round came after the last or the one before the last episode ended.
+    allowed = [pytest.approx(schedule.value(n)) for n in (episodes - 1, episodes)]
+    assert rates["main"][0] in allowed, (rates, episodes)
+    assert rates["main"][0] > 9e-4
+
+
+def test_a_schedule_over_training_steps_follows_the_gradient_steps(tmp_path: Path) -> None:
+    params = _dqn()
+    schedule = LinearSchedule(1e-3, 1e-5, 1000)
+    params.algorithm.learning_rate_schedule = schedule
+    params.algorithm.learning_rate_clock = "training_steps"
+    _, steps, rates = after_run(
+        params, CARTPOLE, short_schedule(300), 0, tmp_path, _clock_and_rates
+    )
+    assert steps > 0
+    # Set before the last round's one gradient step.
+    assert rates["main"] == [pytest.approx(schedule.value(steps - 1))]
+
+
+def test_an_unknown_clock_is_refused_with_the_choices() -> None:
+    params = _dqn()
+    params.algorithm.learning_rate_clock = "epochs"  # type: ignore[assignment]
+    with pytest.raises(InvalidParameter, match="learning_rate_clock must be one of 'env_steps'"):
+        params.algorithm.validate()

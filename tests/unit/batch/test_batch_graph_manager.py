@@ -4,11 +4,13 @@ real CartPole run recorded into a local Minari dataset, and batch agents learnin
 
 from __future__ import annotations
 
+import math
 import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
+import torch
 from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 
 from coach.agents.bc import BCAgentParameters
@@ -31,6 +33,7 @@ from coach.graph_managers.parameters import RunContext
 from coach.memories.prioritized_experience_replay import PrioritizedExperienceReplayParameters
 from coach.networks.heads import CategoricalPolicyHeadParameters, QHeadParameters
 from coach.presets import load_preset
+from coach.schedules import LinearSchedule
 from tests.toys import FakeTerminal
 
 NAME = "test/cartpole-dqn-v0"
@@ -317,3 +320,32 @@ def test_a_terminal_shows_the_epochs_as_a_live_bar(
     assert frames[-1].startswith("train    100% |") and "| 2/2 epochs" in frames[-1]
     assert console.getvalue().count("epoch   2/2") == 1  # each epoch's line, above the bar
     assert "\r" not in (tmp_path / "log.txt").read_text()
+
+
+def test_a_decay_over_gradient_steps_runs_a_batch_agents_rate_down(
+    minari_root: Path, tmp_path: Path
+) -> None:
+    """A batch run acts no env step: a decay over its gradient steps
+    (``learning_rate_clock="training_steps"``) is what moves its rate, to 0 at the end of
+    its epochs."""
+    _record(2000)
+    per_epoch = math.ceil(load_dataset(NAME).total_steps / 128)
+    agent_params = CQLAgentParameters()
+    # The last step's rate is set at the count before it: 0 there, 0 for the whole last step.
+    agent_params.algorithm.learning_rate_decay = LinearSchedule(1.0, 0.0, 2 * per_epoch - 1)
+    agent_params.algorithm.learning_rate_clock = "training_steps"
+    graph = _batch_graph(agent_params, epochs=2, off_policy_evaluation=False)
+    graph.create_graph(RunContext(seed=0, quiet=True))
+    try:
+        weights = [
+            p.detach().clone() for p in graph.levels[0].agent.networks["main"].online.parameters()
+        ]
+        graph.improve()
+        agent = graph.levels[0].agent
+        assert agent.training_steps == 2 * per_epoch
+        assert agent.training_env_steps == 0
+        assert [g["lr"] for g in agent.networks["main"].optimizer.param_groups] == [0.0]
+        moved = [p.detach() for p in agent.networks["main"].online.parameters()]
+        assert any(not torch.equal(a, b) for a, b in zip(weights, moved, strict=True))
+    finally:
+        graph.close()
