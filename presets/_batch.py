@@ -71,7 +71,7 @@ def q_learning(agent: DQNAgentParameters) -> None:
 
 def settle(agent: AgentParameters, epochs: int, transitions: int) -> None:
     """The learning rate of every network run down to 0 over the gradient steps of
-    ``epochs`` passes over a dataset of ``transitions`` (|dataset| / batch_size each): a
+    ``epochs`` passes over a dataset of ``transitions`` (``transitions / batch_size`` each): a
     batch run acts no env step, so its decay counts gradient steps. The final agent is then
     the one the last epochs converge to, not one step's swing of a still large rate."""
     steps = epochs * math.ceil(transitions / agent.algorithm.batch_size)

@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Literal
 
 from coach import validation as check
 from coach.core.step_units import EnvironmentSteps
@@ -35,11 +34,12 @@ class AlgorithmParameters:
     over N steps, each from its own value (an actor's and a critic's apart; a tuned or
     overridden ``learning_rate`` is the one that decays). Not with
     ``learning_rate_schedule``."""
-    learning_rate_clock: Literal["env_steps", "episodes", "training_steps"] = "env_steps"
+    learning_rate_clock: str = "env_steps"
     """What the learning rate's schedule counts: ``"env_steps"``, the env steps acted in
     training (SB3's clock); ``"episodes"``, the episodes finished in heatup and training (the
     unit of an episode budget, ``max_episodes``); ``"training_steps"``, the gradient steps
-    (a batch-RL run, which acts no env step: an epoch is |dataset| / batch_size of them)."""
+    (a batch-RL run, which acts no env step: an epoch is the dataset's size over the
+    batch size of them)."""
 
     def validate(self) -> None:
         validate_rhythm(self)

@@ -587,3 +587,13 @@ def test_a_value_that_does_not_parse_is_refused_with_the_reason() -> None:
             f"agent.exploration.epsilon_schedule takes Schedule, not {value!r}"
         )
         assert reason in message
+
+
+@pytest.mark.parametrize("text", ["episodes", "'episodes'"])
+def test_a_learning_rate_clock_is_set_as_params_yaml_and_the_command_line_write_it(
+    text: str,
+) -> None:
+    """params.yaml keeps the clock as bare text, ``-cp`` may quote it: both are read back."""
+    roots = _roots()
+    apply_overrides(roots, [f"agent.algorithm.learning_rate_clock={text}"])
+    assert roots["agent"].algorithm.learning_rate_clock == "episodes"

@@ -222,6 +222,6 @@ def test_a_schedule_over_training_steps_follows_the_gradient_steps(tmp_path: Pat
 
 def test_an_unknown_clock_is_refused_with_the_choices() -> None:
     params = _dqn()
-    params.algorithm.learning_rate_clock = "epochs"  # type: ignore[assignment]
+    params.algorithm.learning_rate_clock = "epochs"
     with pytest.raises(InvalidParameter, match="learning_rate_clock must be one of 'env_steps'"):
         params.algorithm.validate()
