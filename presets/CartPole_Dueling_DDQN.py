@@ -1,6 +1,8 @@
 """Dueling Double DQN on CartPole-v1 (Wang et al., 2016): a value stream and centred
-advantages in the Q head. Its learning rate runs down to 0 over its budget, on a replay of the
-last 10,000 transitions (presets/_cartpole.py: `settle`)."""
+advantages in the Q head. Its learning rate starts at 5e-4 and runs down to 0 over its budget,
+on a replay of the last 10,000 transitions (presets/_cartpole.py: `settle`). At CartPole_DQN's
+2.3e-3, run down the same way, the final agents of seeds 1, 2 and 3 fell below 475; at 5e-4
+every seed ends at 500."""
 
 from coach import (
     BasicRLGraphManager,
@@ -15,7 +17,7 @@ agent = DDQNAgentParameters()
 _cartpole.train_in_rounds(agent)
 agent.exploration.epsilon_schedule = LinearSchedule(1.0, 0.04, 8000)
 agent.network_wrappers["main"] = _cartpole.network(
-    QHeadParameters(dueling=True), learning_rate=2.3e-3
+    QHeadParameters(dueling=True), learning_rate=5e-4
 )
 
 _cartpole.settle(agent)
