@@ -159,13 +159,21 @@ def follow_learning_rate(
     step = clock.count(unit)
     for net in networks.values():
         if net.optimizer is not None:
-            if schedule is not None:
-                rate = schedule.value(step)
-            else:
-                assert decay is not None
-                rate = net.params.learning_rate * decay.value(step)
+            rate = learning_rate_at(net.params.learning_rate, schedule, decay, step)
             for group in net.optimizer.param_groups:
                 group["lr"] = rate
+
+
+def learning_rate_at(
+    own: float, schedule: Schedule | None, decay: Schedule | None, step: int
+) -> float:
+    """The rate of an optimizer whose own rate is ``own`` at ``step`` of the clock:
+    ``schedule``'s value, else ``decay``'s factor times ``own``, else ``own``."""
+    if schedule is not None:
+        return schedule.value(step)
+    if decay is not None:
+        return own * decay.value(step)
+    return own
 
 
 class LearnsBlocks(Protocol):

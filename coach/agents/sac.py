@@ -30,7 +30,7 @@ from coach.agents.critics import (
     critic_network,
     with_action,
 )
-from coach.agents.learning import Learner, on_device
+from coach.agents.learning import Learner, learning_rate_at, on_device
 from coach.core.run_phase import RunPhase
 from coach.core.types import ActionInfo, Batch, Observation
 from coach.errors import CoachError
@@ -136,6 +136,25 @@ class SACAgent(ContinuousActorCritic):
         if actor is not None and actor.create_target_network:
             raise CoachError("SAC's actor has no target network (create_target_network=False)")
         super().__init__(params, *args, **kwargs)
+
+    def follow_learning_rate(self) -> None:
+        """The networks' rates, and the temperature's: a learning rate schedule sets it as
+        it sets theirs, a decay scales ``temperature_learning_rate`` (Stable-Baselines3's
+        schedule moves the entropy coefficient's optimizer with the others)."""
+        super().follow_learning_rate()
+        algorithm = self.params.algorithm
+        if not isinstance(self.learner, SACLearner) or (
+            algorithm.learning_rate_schedule is None and algorithm.learning_rate_decay is None
+        ):
+            return
+        rate = learning_rate_at(
+            algorithm.temperature_learning_rate,
+            algorithm.learning_rate_schedule,
+            algorithm.learning_rate_decay,
+            self.clock().count(algorithm.learning_rate_clock),
+        )
+        for group in self.learner.alpha_optimizer.param_groups:
+            group["lr"] = rate
 
     def distribution(self, states: dict[str, torch.Tensor]) -> GaussianDistribution:
         """The actor's squashed Gaussian for a batch of states."""

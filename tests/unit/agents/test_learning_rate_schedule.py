@@ -225,3 +225,32 @@ def test_an_unknown_clock_is_refused_with_the_choices() -> None:
     params.algorithm.learning_rate_clock = "epochs"
     with pytest.raises(InvalidParameter, match="learning_rate_clock must be one of 'env_steps'"):
         params.algorithm.validate()
+
+
+def _temperature_rate(agent: Agent) -> float:
+    learner = agent.learner
+    assert learner is not None
+    (group,) = learner.alpha_optimizer.param_groups  # type: ignore[attr-defined]
+    return float(group["lr"])
+
+
+def test_sacs_temperature_follows_a_schedule_and_a_decay(tmp_path: Path) -> None:
+    """SAC's temperature has an optimizer of its own, outside the networks: a schedule sets
+    its rate as it sets theirs, and a decay scales ``temperature_learning_rate``, as
+    Stable-Baselines3's schedule moves its entropy coefficient's optimizer."""
+    scheduled = _sac()
+    scheduled.algorithm.temperature_learning_rate = 3e-4
+    scheduled.algorithm.learning_rate_schedule = LinearSchedule(1e-3, 1e-5, 100)
+    rate = after_run(scheduled, PENDULUM, short_schedule(300), 0, tmp_path / "s", _temperature_rate)
+    assert rate == pytest.approx(1e-5)
+
+    decayed = _sac()
+    decayed.algorithm.temperature_learning_rate = 2e-3
+    decayed.algorithm.learning_rate_decay = LinearSchedule(1.0, 0.1, 100)
+    rate = after_run(decayed, PENDULUM, short_schedule(300), 0, tmp_path / "d", _temperature_rate)
+    assert rate == pytest.approx(2e-4)
+
+    kept = _sac()
+    kept.algorithm.temperature_learning_rate = 2e-3
+    rate = after_run(kept, PENDULUM, short_schedule(300), 0, tmp_path / "k", _temperature_rate)
+    assert rate == 2e-3
