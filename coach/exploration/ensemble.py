@@ -4,12 +4,14 @@ Both take the values of every head, shape (B, heads, A).
 
 - `Bootstrapped` (Osband et al., 2016, "Deep Exploration via Bootstrapped DQN"): each env
   follows one head, drawn at random for each episode, greedily; deep exploration comes from
-  the heads disagreeing. Evaluation acts on the ensemble's mean.
+  the heads disagreeing. Evaluation acts on the ensemble's mean. An ``epsilon_schedule``
+  makes the followed head e-greedy, as the original Coach's bootstrapped exploration was.
 - `UCB` (Chen et al., 2017, "UCB Exploration via Q-Ensembles"): the action maximizing
   mean + c * std over the heads. Evaluation acts on the mean.
 
-Neither picks an action at random: with an action mask, the illegal actions' values are -inf
-in every head, and every argmax passes them over.
+Neither picks an action at random unless an epsilon says so: with an action mask, the
+illegal actions' values are -inf in every head, and every argmax (and a random action) passes
+them over.
 """
 
 from __future__ import annotations
@@ -21,9 +23,11 @@ import numpy as np
 from gymnasium import spaces
 
 from coach import validation as check
+from coach.core.action_masks import legal_random_actions
 from coach.core.run_phase import RunPhase
 from coach.errors import CoachError
 from coach.exploration.exploration_policy import ExplorationPolicy, uniform_integers
+from coach.schedules import Schedule
 
 
 def _check(action_space: spaces.Space[Any], name: str) -> int:
@@ -34,27 +38,38 @@ def _check(action_space: spaces.Space[Any], name: str) -> int:
 
 @dataclass(slots=True, kw_only=True)
 class BootstrappedParameters:
-    """One head per episode, followed greedily."""
+    """One head per episode, followed greedily (or e-greedily)."""
 
     num_heads: int = 10
     """How many heads there are to choose from (the network's)."""
+    epsilon_schedule: Schedule | None = None
+    """Epsilon over the training env steps, for a random action in place of the followed
+    head's with that probability, as the original Coach's bootstrapped exploration (an
+    e-greedy one) took it; ``None`` (Osband et al.'s) follows the head greedily."""
 
     def validate(self) -> None:
         check.whole("num_heads", self.num_heads, 1)
+        if self.epsilon_schedule is not None:
+            check.schedule("epsilon_schedule", self.epsilon_schedule, 0, 1)
 
     def build(self, action_space: spaces.Space[Any], rng: np.random.Generator) -> Bootstrapped:
-        return Bootstrapped(action_space, rng, self.num_heads)
+        return Bootstrapped(action_space, rng, self.num_heads, self.epsilon_schedule)
 
 
 class Bootstrapped(ExplorationPolicy):
     """Greedy on a head drawn per env and per episode; the ensemble mean in evaluation."""
 
     def __init__(
-        self, action_space: spaces.Space[Any], rng: np.random.Generator, num_heads: int
+        self,
+        action_space: spaces.Space[Any],
+        rng: np.random.Generator,
+        num_heads: int,
+        epsilon_schedule: Schedule | None = None,
     ) -> None:
         self.start = _check(action_space, "Bootstrapped")
         super().__init__(action_space, rng)
         self.num_heads = num_heads
+        self.epsilon_schedule = epsilon_schedule
         self.heads = np.zeros(0, dtype=np.int64)
 
     def get_action(self, action_values: np.ndarray, phase: RunPhase) -> np.ndarray:
@@ -76,8 +91,23 @@ class Bootstrapped(ExplorationPolicy):
             if len(self.heads) != count:
                 self.heads = uniform_integers(self.rng, self.num_heads, count)
             heads = self.heads
+        followed = action_values[np.arange(count), heads]
+        actions = followed.argmax(axis=1)
+        if self.epsilon_schedule is not None:
+            explore = self.rng.random(count) < self.epsilon_schedule.value(self.steps)
+            random = (
+                legal_random_actions(np.isfinite(followed), self.rng)
+                if self.masked
+                else uniform_integers(self.rng, followed.shape[1], count)
+            )
+            actions = np.where(explore, random, actions)
         self.steps += count
-        return action_values[np.arange(count), heads].argmax(axis=1) + self.start
+        return actions + self.start
+
+    def values(self) -> dict[str, float]:
+        if self.epsilon_schedule is None:
+            return {}
+        return {"epsilon": self.epsilon_schedule.value(self.steps)}
 
     def episode_ended(self, env_mask: np.ndarray) -> None:
         if len(self.heads) < len(env_mask):  # slots: copies that never acted have no head

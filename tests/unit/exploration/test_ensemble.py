@@ -9,6 +9,8 @@ from gymnasium import spaces
 from coach.core.run_phase import RunPhase
 from coach.errors import CoachError
 from coach.exploration.ensemble import Bootstrapped, BootstrappedParameters, UCBParameters
+from coach.schedules import LinearSchedule
+from coach.validation import InvalidParameter
 
 # Two envs, three heads, two actions: head k prefers action k % 2.
 VALUES = np.array([[[1.0, 0.0], [0.0, 1.0], [1.0, 0.0]]] * 2)
@@ -84,3 +86,33 @@ def test_copies_that_step_apart_each_follow_their_own_head() -> None:
     policy.rows = np.array([3])
     policy.get_action(VALUES[:1], RunPhase.TRAIN)
     assert len(policy.heads) == 4
+
+
+def test_an_epsilon_replaces_the_followed_heads_action_at_its_rate() -> None:
+    """With an epsilon schedule the followed head is e-greedy: at 0.3 about 30% of the
+    steps take a random action (half of them the other one), none in evaluation, and the
+    schedule follows the training steps."""
+    params = BootstrappedParameters(num_heads=3, epsilon_schedule=LinearSchedule(0.3, 0.0, 4000))
+    params.validate()
+    policy = params.build(spaces.Discrete(2), np.random.default_rng(0))
+    values = np.repeat(VALUES[:1], 1000, axis=0)
+    first = policy.get_action(values, RunPhase.TRAIN)
+    greedy = policy.heads % 2
+    assert 0.1 < np.mean(first != greedy) < 0.2, np.mean(first != greedy)
+    assert policy.values() == {"epsilon": pytest.approx(0.3 * 3000 / 4000)}
+    for _ in range(3):
+        policy.get_action(values, RunPhase.TRAIN)
+    np.testing.assert_array_equal(policy.get_action(values, RunPhase.TRAIN), policy.heads % 2)
+    np.testing.assert_array_equal(
+        policy.get_action(values, RunPhase.EVALUATE), np.zeros(1000, dtype=np.int64)
+    )
+    # Masked: a random action is a legal one.
+    masked = params.build(spaces.Discrete(3), np.random.default_rng(0))
+    masked.masked = True
+    values = np.repeat(np.array([[[0.5, -np.inf, 0.0]] * 3]), 1000, axis=0)
+    assert 1 not in masked.get_action(values, RunPhase.TRAIN)
+
+
+def test_an_epsilon_outside_0_1_is_refused() -> None:
+    with pytest.raises(InvalidParameter, match="epsilon_schedule"):
+        BootstrappedParameters(epsilon_schedule=LinearSchedule(1.5, 0.0, 10)).validate()
