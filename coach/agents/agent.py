@@ -19,6 +19,7 @@ storing, the training schedule, counters and checkpoints.
 from __future__ import annotations
 
 import copy
+from collections.abc import Callable
 from dataclasses import replace
 from typing import Any, ClassVar
 
@@ -151,6 +152,9 @@ class Agent:
         """Gradient steps taken."""
         self.episodes = 0
         """Episodes finished in heatup and training."""
+        self.run_clock: Callable[[], Clock] | None = None
+        """The clock its learning rate schedule follows where it is not the agent's own: an
+        asynchronous worker's follows the whole run's (`schedule_clock`)."""
         self.policy: Policy = self.make_policy()
         """The acting side: what rollout workers, evaluation and recording act with."""
         self.learner: Learner | None = self.make_learner() if learns else None
@@ -207,6 +211,11 @@ class Agent:
     def clock(self) -> Clock:
         """How far training has come, for the learner."""
         return Clock(self.training_steps, self.training_env_steps, self.episodes)
+
+    def schedule_clock(self) -> Clock:
+        """The clock the learning rate schedule follows: the agent's own (`clock`), or the
+        whole run's where it is one of asynchronous workers (`run_clock`)."""
+        return self.run_clock() if self.run_clock is not None else self.clock()
 
     def memory_extras(self) -> dict[str, spaces.Space]:
         """Further columns the memory keeps per transition (see `store`); none by default."""
@@ -453,7 +462,7 @@ class Agent:
             self.networks,
             algorithm.learning_rate_schedule,
             algorithm.learning_rate_decay,
-            self.clock(),
+            self.schedule_clock(),
             algorithm.learning_rate_clock,
         )
 

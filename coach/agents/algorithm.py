@@ -39,7 +39,8 @@ class AlgorithmParameters:
     training (SB3's clock); ``"episodes"``, the episodes finished in heatup and training (the
     unit of an episode budget, ``max_episodes``); ``"training_steps"``, the gradient steps
     (a batch-RL run, which acts no env step: an epoch is the dataset's size over the
-    batch size of them)."""
+    batch size of them). Asynchronous workers count every worker's, summed (the global
+    clock); the levels of a hierarchy count the environment's (its env steps and episodes)."""
 
     def validate(self) -> None:
         validate_rhythm(self)

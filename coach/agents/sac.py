@@ -151,7 +151,7 @@ class SACAgent(ContinuousActorCritic):
             algorithm.temperature_learning_rate,
             algorithm.learning_rate_schedule,
             algorithm.learning_rate_decay,
-            self.clock().count(algorithm.learning_rate_clock),
+            self.schedule_clock().count(algorithm.learning_rate_clock),
         )
         for group in self.learner.alpha_optimizer.param_groups:
             group["lr"] = rate

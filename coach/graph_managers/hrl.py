@@ -5,17 +5,24 @@ for the level below; each level below pursues the goal it was given for at most 
 horizon of steps (or until the goal is reached, or the environment's episode ends), seeing
 the goal in its observation and rewarded for reaching it (`LevelGoals`), and answers the
 level above with one transition. The bottom level acts in the environment itself.
+
+Each level counts its own steps and episodes (a level above the bottom, its goals and their
+attempts), and its training rhythm follows them; its learning rate schedule follows the
+environment's clock instead (`graph_clock`), so that one schedule over the run's env steps
+or episodes means the same for every level.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
 from gymnasium import spaces
 
 from coach import validation as check
+from coach.agents.agent import Agent
+from coach.agents.learning import Clock
 from coach.agents.parameters import AgentParameters
 from coach.environments.environment import Environment
 from coach.environments.parameters import GymEnvironmentParameters
@@ -165,7 +172,20 @@ class HRLGraphManager(GraphManager):
             )
             levels.append(level)
             below = level
+        agents = [level.agent for level in levels]  # the bottom level's first
+        for agent in agents:
+            agent.run_clock = graph_clock(bottom=agents[0], top=agents[-1])
         return environment, levels
+
+
+def graph_clock(bottom: Agent, top: Agent) -> Callable[[], Clock]:
+    """The environment's clock in a hierarchy: its training env steps and the gradient steps
+    of the level that acts in it (the bottom one), and its episodes, the top level's."""
+
+    def clock() -> Clock:
+        return Clock(bottom.training_steps, bottom.training_env_steps, top.episodes)
+
+    return clock
 
 
 class HACGraphManager(HRLGraphManager):

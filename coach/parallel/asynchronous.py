@@ -175,7 +175,12 @@ class AsynchronousGraphManager(WorkersGraphManager):
             server = self._start_holder(agent, targets)
         else:
             server = SharedWeights(
-                agent, params.num_workers, targets, agent.training_env_steps, agent.training_steps
+                agent,
+                params.num_workers,
+                targets,
+                agent.training_env_steps,
+                agent.training_steps,
+                agent.episodes,
             )
         self.server = server
 
@@ -233,7 +238,12 @@ class AsynchronousGraphManager(WorkersGraphManager):
         networks, hyperparameters = holder_arguments(agent)
         actor = ray.remote(num_cpus=0, max_restarts=0)(ParameterHolder)
         holder = actor.remote(
-            networks, hyperparameters, targets, agent.training_env_steps, agent.training_steps
+            networks,
+            hyperparameters,
+            targets,
+            agent.training_env_steps,
+            agent.training_steps,
+            agent.episodes,
         )
 
         def gather() -> None:

@@ -5,7 +5,10 @@ The worker builds the preset's agent with its learning side, in its own environm
 and connects its networks to the shared weights (`SharedWeights` on this machine, a
 `HolderClient` of the parameter-holder actor on Ray): each gradient step the agent takes on
 its own rollout goes to the shared weights, and the weights come back before its next
-rollout. The same class runs in a local process and in a Ray actor, driven like a rollout
+rollout. Its learning rate schedule follows the global clock (every worker's env steps,
+episodes and gradient steps, summed), so one schedule spans the run whatever the number of
+workers; its exploration follows its own clock, as each of the paper's threads anneals its
+own epsilon. The same class runs in a local process and in a Ray actor, driven like a rollout
 worker (`coach.parallel.pool`): this process asks it for a number of env steps (or
 episodes) at a time, and it reports what it did, for the logs and the budgets.
 """
@@ -23,6 +26,7 @@ import numpy as np
 import torch
 
 from coach.agents.agent import Agent
+from coach.agents.learning import Clock
 from coach.agents.log import AgentLog
 from coach.agents.parameters import AgentParameters
 from coach.core.run_phase import RunPhase
@@ -48,8 +52,13 @@ class ParameterServer(Protocol):
         steps on them."""
         ...
 
-    def count_env_steps(self, steps: int) -> None:
-        """The worker took ``steps`` more training env steps (the global clock)."""
+    def count(self, env_steps: int, episodes: int) -> None:
+        """The worker took ``env_steps`` more training env steps and finished ``episodes``
+        more episodes (the global clock)."""
+        ...
+
+    def clock(self) -> Clock:
+        """The global clock as this worker sees it: every worker's counts summed."""
         ...
 
 
@@ -180,6 +189,7 @@ class AsynchronousWorker:
         self.agent = self.level.only_agent("an asynchronous worker")
         self.server = graph.server
         self.server.connect(spec.rank, self.agent.networks)
+        self.agent.run_clock = self.server.clock  # one rate schedule over the whole run
         self.version = -1
         """No policy is ever sent to it: it learns its own (the pools read this)."""
         self._started = False
@@ -210,10 +220,12 @@ class AsynchronousWorker:
         gradient_steps, rounds = agent.training_steps, agent.training_rounds
         training = phase is RunPhase.TRAIN
         while environment.total_steps - before < env_steps:
-            stepped = environment.total_steps
+            stepped, ended = environment.total_steps, len(self._log.episodes)
             level.step()  # the agent learns from its block when full, on the shared weights
-            if training:
-                self.server.count_env_steps(environment.total_steps - stepped)
+            self.server.count(
+                environment.total_steps - stepped if training else 0,
+                len(self._log.episodes) - ended,
+            )
             if episodes is not None and len(self._log.episodes) >= episodes:
                 break
         finished, scalars = self._log.take()

@@ -11,9 +11,10 @@ shared weights back into the local ones before the next rollout. No lock is take
 workers write the same memory at once, as Hogwild! does.
 
 The counters are shared too, a row per worker and each row written by its worker alone
-(no lock either): env steps, and the gradient steps each network took. Their sums are the
-global clock on which a target network is refreshed (`TargetSchedule`), by whichever
-worker's update makes a refresh due.
+(no lock either): training env steps, episodes, and the gradient steps each network took.
+Their sums are the global clock: a target network is refreshed on it (`TargetSchedule`), by
+whichever worker's update makes a refresh due, and every worker's learning rate schedule
+follows it (`clock`), as the paper anneals one rate over the whole run's steps.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from typing import Any
 import torch
 
 from coach.agents.agent import Agent
+from coach.agents.learning import Clock
 from coach.agents.parameters import AgentParameters
 from coach.agents.q_learning import DQNAlgorithmParameters
 from coach.core.step_units import EnvironmentSteps
@@ -32,7 +34,11 @@ from coach.networks.network_wrapper import NetworkWrapper
 from coach.networks.optimizer import AdamW
 
 ENV_STEPS = 0
-"""The counters' column of env steps (the networks' gradient steps follow it)."""
+"""The counters' column of training env steps."""
+EPISODES = 1
+"""The counters' column of episodes (heatup's and training's)."""
+NETWORKS = 2
+"""The counters' first column of gradient steps, one column per network."""
 
 
 class SharedStep(torch.optim.Optimizer):
@@ -161,6 +167,7 @@ class SharedWeights:
         targets: When target networks are refreshed (``None``: never).
         env_steps: Training env steps taken before (a resumed run's).
         updates: Each network's gradient steps taken before.
+        episodes: Episodes finished before.
     """
 
     def __init__(
@@ -170,14 +177,19 @@ class SharedWeights:
         targets: TargetSchedule | None,
         env_steps: int = 0,
         updates: int = 0,
+        episodes: int = 0,
     ) -> None:
         networks = {n: net for n, net in agent.networks.items() if net.optimizer is not None}
         self.names = list(networks)
         self.networks = {name: _share(net) for name, net in networks.items()}
-        self.counters = torch.zeros((num_workers + 1, 1 + len(self.names)), dtype=torch.int64)
-        """Per rank: env steps, then each network's gradient steps (rank 0: before this run)."""
+        self.counters = torch.zeros(
+            (num_workers + 1, NETWORKS + len(self.names)), dtype=torch.int64
+        )
+        """Per rank: training env steps, episodes, then each network's gradient steps (rank
+        0: before this run)."""
         self.counters[0, ENV_STEPS] = env_steps
-        self.counters[0, 1:] = updates
+        self.counters[0, EPISODES] = episodes
+        self.counters[0, NETWORKS:] = updates
         self.counters.share_memory_()
         self.targets = targets
         due = targets.due(env_steps, updates) if targets is not None else 0
@@ -235,9 +247,19 @@ class SharedWeights:
             self._seen[name] = -1
             self.pull(name)
 
-    def count_env_steps(self, steps: int) -> None:
-        """The worker took ``steps`` more env steps (the global clock)."""
-        self.counters[self.rank, ENV_STEPS] += steps
+    def count(self, env_steps: int, episodes: int) -> None:
+        """The worker took ``env_steps`` more training env steps and finished ``episodes``
+        more episodes (the global clock)."""
+        if env_steps:
+            self.counters[self.rank, ENV_STEPS] += env_steps
+        if episodes:
+            self.counters[self.rank, EPISODES] += episodes
+
+    def clock(self) -> Clock:
+        """The global clock: every worker's counts summed (the gradient steps of the network
+        that took the most)."""
+        totals = self.counters.sum(dim=0).tolist()
+        return Clock(max(totals[NETWORKS:], default=0), totals[ENV_STEPS], totals[EPISODES])
 
     def _apply(
         self, name: str, optimizer: torch.optim.Optimizer, grads: list[torch.Tensor]
@@ -248,7 +270,7 @@ class SharedWeights:
         optimizer.step()
         for p in params:
             p.grad = None
-        column = 1 + self.names.index(name)
+        column = NETWORKS + self.names.index(name)
         self.counters[self.rank, column] += 1
         self._refresh_target(name, column)
         self.pull(name)
@@ -292,7 +314,7 @@ class SharedWeights:
         """Each worker's gradient steps applied to the shared weights, per network."""
         rows = self.counters.tolist()
         return {
-            rank: dict(zip(self.names, row[1:], strict=True))
+            rank: dict(zip(self.names, row[NETWORKS:], strict=True))
             for rank, row in enumerate(rows)
             if rank > 0
         }

@@ -4,12 +4,14 @@ gradients and get the new weights back.
 
 Ray actors share no memory, so the holder plays the part shared memory plays on one machine
 (`coach.parallel.hogwild`): each worker's `SharedStep` sends the gradients of a gradient
-step (with the training env steps taken since its last call, and its learning rate) and
-copies the weights it gets back into its network. The holder serves one call at a time, in
+step (with the training env steps and episodes since its last call, and its learning rate)
+and copies the weights it gets back into its network. The holder serves one call at a time, in
 the order they come, so updates are applied whole; the workers still compute their
 gradients on weights other workers have moved on since, as in Hogwild!. It counts every
-worker's env and gradient steps (the global clock) and refreshes the target networks when
-that clock says so. This process reads the weights back for evaluations and checkpoints.
+worker's env steps, episodes and gradient steps (the global clock), refreshes the target
+networks when that clock says so, and sends the clock back with the weights: the workers'
+learning rate schedules follow it. This process reads the weights back for evaluations and
+checkpoints.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from typing import Any
 import torch
 
 from coach.agents.agent import Agent
+from coach.agents.learning import Clock
 from coach.networks.network_wrapper import NetworkWrapper
 from coach.networks.optimizer import AdamW
 from coach.parallel.hogwild import SharedStep, TargetSchedule
@@ -35,6 +38,7 @@ class ParameterHolder:
         targets: When the target networks are refreshed (``None``: never).
         env_steps: Training env steps taken before (a resumed run's).
         updates: Each network's gradient steps taken before.
+        episodes: Episodes finished before.
     """
 
     def __init__(
@@ -44,6 +48,7 @@ class ParameterHolder:
         targets: TargetSchedule | None,
         env_steps: int = 0,
         updates: int = 0,
+        episodes: int = 0,
     ) -> None:
         torch.set_num_threads(1)
         self.online: dict[str, dict[str, torch.Tensor]] = {}
@@ -60,6 +65,8 @@ class ParameterHolder:
         self.targets = targets
         self.env_steps = {0: env_steps}
         """Training env steps per worker rank (rank 0: before this run)."""
+        self.episodes = {0: episodes}
+        """Episodes per worker rank."""
         self.updates = {name: {0: updates} for name in networks}
         """Gradient steps per network and worker rank."""
         due = targets.due(env_steps, updates) if targets is not None else 0
@@ -70,12 +77,20 @@ class ParameterHolder:
         return self.online[name], self.target[name]
 
     def apply(
-        self, rank: int, name: str, grads: list[torch.Tensor], env_steps: int, lr: float
-    ) -> tuple[dict[str, torch.Tensor], dict[str, torch.Tensor] | None, int]:
+        self,
+        rank: int,
+        name: str,
+        grads: list[torch.Tensor],
+        env_steps: int,
+        episodes: int,
+        lr: float,
+    ) -> tuple[dict[str, torch.Tensor], dict[str, torch.Tensor] | None, int, Clock]:
         """Worker ``rank``'s gradient step on network ``name`` (at its learning rate ``lr``),
-        after ``env_steps`` more training env steps; the network's online weights, its
-        target's, and how many refreshes that target had."""
+        after ``env_steps`` more training env steps and ``episodes`` more episodes; the
+        network's online weights, its target's, how many refreshes that target had, and the
+        global clock."""
         self.env_steps[rank] = self.env_steps.get(rank, 0) + env_steps
+        self.episodes[rank] = self.episodes.get(rank, 0) + episodes
         optimizer = self.optimizers[name]
         group = optimizer.param_groups[0]
         group["lr"] = lr
@@ -87,7 +102,13 @@ class ParameterHolder:
         counts = self.updates[name]
         counts[rank] = counts.get(rank, 0) + 1
         self._refresh_target(name)
-        return self.online[name], self.target[name], self.refreshes[name]
+        return self.online[name], self.target[name], self.refreshes[name], self.clock()
+
+    def clock(self) -> Clock:
+        """The global clock: every worker's counts summed (the gradient steps of the network
+        that took the most)."""
+        updates = max((sum(counts.values()) for counts in self.updates.values()), default=0)
+        return Clock(updates, sum(self.env_steps.values()), sum(self.episodes.values()))
 
     def _refresh_target(self, name: str) -> None:
         target, schedule = self.target[name], self.targets
@@ -153,6 +174,10 @@ class HolderClient:
         self.rank = 0
         self._pending_steps = 0
         """Training env steps not yet sent."""
+        self._pending_episodes = 0
+        """Episodes not yet sent."""
+        self._clock = Clock(0, 0, 0)
+        """The global clock as the holder last sent it."""
         self._seen: dict[str, int] = {}
 
     def __getstate__(self) -> dict[str, Any]:
@@ -160,7 +185,8 @@ class HolderClient:
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.holder, self.names = state["holder"], state["names"]
-        self.rank, self._pending_steps, self._seen = 0, 0, {}
+        self.rank, self._pending_steps, self._pending_episodes, self._seen = 0, 0, 0, {}
+        self._clock = Clock(0, 0, 0)
 
     def connect(self, rank: int, networks: dict[str, NetworkWrapper]) -> None:
         import ray
@@ -174,14 +200,17 @@ class HolderClient:
 
             def apply(grads: list[torch.Tensor], name: str = name, net: Any = network) -> None:
                 steps, self._pending_steps = self._pending_steps, 0
+                episodes, self._pending_episodes = self._pending_episodes, 0
                 lr = float(net.optimizer.param_groups[0]["lr"])
-                call = self.holder.apply.remote(self.rank, name, grads, steps, lr)
-                self._load(net, name, *ray.get(call))
+                call = self.holder.apply.remote(self.rank, name, grads, steps, episodes, lr)
+                online, target, refreshes, self._clock = ray.get(call)
+                self._load(net, name, online, target, refreshes)
 
             network.optimizer = SharedStep(list(network.online.parameters()), apply, groups)
             online, target = ray.get(self.holder.weights.remote(name))
             self._seen[name] = -1
             self._load(network, name, online, target, 0)
+        self._clock = ray.get(self.holder.clock.remote())
 
     def _load(
         self,
@@ -196,5 +225,15 @@ class HolderClient:
             network.target.load_state_dict(target)
             self._seen[name] = refreshes
 
-    def count_env_steps(self, steps: int) -> None:
-        self._pending_steps += steps  # sent with the next gradient step
+    def count(self, env_steps: int, episodes: int) -> None:
+        self._pending_steps += env_steps  # sent with the next gradient step
+        self._pending_episodes += episodes
+
+    def clock(self) -> Clock:
+        """The global clock as the holder last sent it, with this worker's counts since."""
+        seen = self._clock
+        return Clock(
+            seen.training_steps,
+            seen.training_env_steps + self._pending_steps,
+            seen.episodes + self._pending_episodes,
+        )

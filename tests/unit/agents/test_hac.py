@@ -20,6 +20,7 @@ from coach.graph_managers.parameters import RunContext, ScheduleParameters
 from coach.level_manager import LevelGoals
 from coach.memories.hierarchical_hindsight import HierarchicalHindsightExperienceReplayParameters
 from coach.networks.parameters import InputEmbedderParameters
+from coach.schedules import LinearSchedule
 
 HORIZON = 5
 
@@ -165,3 +166,35 @@ def test_same_seed_same_numbers(tmp_path: Path) -> None:
     assert all(torch.equal(a, b) for a, b in zip(weights, weights_b, strict=True))
     assert not np.array_equal(stored[0], other[1][0])
     assert not all(torch.equal(a, b) for a, b in zip(weights, other[2], strict=True))
+
+
+@pytest.mark.parametrize(("clock", "length"), [("env_steps", 400), ("episodes", 10)])
+def test_every_levels_learning_rate_follows_the_environments_clock(
+    tmp_path: Path, clock: str, length: int
+) -> None:
+    # Run down over 400 env steps (10 episodes of 40): after 200 steps (5 episodes) every
+    # level learns at half its rate, though the top level has acted 40 times and the bottom
+    # one has finished some 40 subgoal attempts.
+    levels = [_agent(0.0, True), _agent(0.0, False)]
+    for params in levels:
+        params.algorithm.learning_rate_decay = LinearSchedule(1.0, 0.0, length)
+        params.algorithm.learning_rate_clock = clock
+    graph = _graph(0.0, tmp_path, levels)
+    graph.train_and_act(EnvironmentSteps(200))
+    top, bottom = graph.top_level.agent, graph.levels[0].agent
+    assert bottom.training_env_steps == 200 and top.episodes == 5
+    assert top.training_env_steps == 200 // HORIZON and bottom.episodes >= 200 // HORIZON
+    for agent, params in ((top, levels[0]), (bottom, levels[1])):
+        for name, network in agent.networks.items():
+            if network.optimizer is None:
+                continue
+            own_rate = params.network_wrappers[name].learning_rate
+            factor = network.optimizer.param_groups[0]["lr"] / own_rate
+            # Set before the level's last round: at most a top level's action (5 steps) or
+            # an episode earlier.
+            assert 0.5 <= factor <= 0.5 + max(HORIZON, 1) / length + 1e-9
+    # On its own count, the level whose count differs would be far from half its rate: the
+    # top level at 0.9 of it after its 40 steps, the bottom one at 0 after its 40 attempts.
+    apart = top if clock == "env_steps" else bottom
+    assert abs(max(0.0, 1 - apart.clock().count(clock) / length) - 0.5) > 0.3
+    graph.close()

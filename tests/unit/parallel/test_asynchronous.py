@@ -19,7 +19,9 @@ from coach.core.step_units import EnvironmentEpisodes, EnvironmentSteps
 from coach.errors import CoachError
 from coach.graph_managers.parameters import RunContext
 from coach.parallel.asynchronous import NOT_REPRODUCIBLE, AsynchronousGraphManager
-from coach.parallel.hogwild import SharedWeights
+from coach.parallel.asynchronous_worker import AsynchronousLevel, AsynchronousWorker
+from coach.parallel.hogwild import ENV_STEPS, EPISODES, SharedWeights
+from coach.parallel.worker import WorkerSpec
 from coach.parameters import set_parameter
 from coach.presets import load_preset
 from tests.integration.coach_cli import coach, experiment, refused, rewards
@@ -91,6 +93,49 @@ def test_each_workers_gradients_reach_the_shared_weights(tmp_path: Path) -> None
     assert log.count(NOT_REPRODUCIBLE) == 1
 
 
+@pytest.mark.parametrize(
+    ("preset", "clock", "other"),
+    [("CartPole_A3C", "episodes", 40), ("CartPole_NStepQ_Async", "env_steps", 400)],
+)
+def test_a_workers_learning_rate_follows_the_whole_runs_clock(
+    tmp_path: Path, preset: str, clock: str, other: int
+) -> None:
+    # A decay over 100 episodes (1,000 env steps) of the run: another worker's count on the
+    # shared clock runs this worker's rate down as far as its own would.
+    length = 100 if clock == "episodes" else 1000
+    overrides = (
+        f"agent.algorithm.learning_rate_decay=LinearSchedule(1.0, 0.0, {length})",
+        f"agent.algorithm.learning_rate_clock={clock}",
+    )
+    graph = _graph(preset, tmp_path, overrides)
+    try:
+        server = SharedWeights(graph.agent, 2, None, episodes=3)
+        level = AsynchronousLevel(graph.acting.agent_params, graph.acting.env_params, server)
+        worker = AsynchronousWorker(WorkerSpec(graph=level, seed=11, rank=1))
+        column = EPISODES if clock == "episodes" else ENV_STEPS
+        server.counters[2, column] = other  # worker 2's, so far
+        progress = worker.collect(200, RunPhase.TRAIN)
+        assert progress.gradient_steps > 0
+        run, episodes = server.clock(), len(progress.episodes)
+        others = (0, other) if clock == "episodes" else (other, 0)  # worker 2's steps, episodes
+        assert (run.training_env_steps, run.episodes) == (200 + others[0], 3 + episodes + others[1])
+        own = worker.agent.clock()
+        assert own.training_env_steps == 200 and own.episodes == len(progress.episodes)
+        # Each rate is its network's own (1e-3, 5e-4) times the decay at the run's count of
+        # the last round: at least the count the round saw before, at most the one after.
+        for name, network in worker.agent.networks.items():
+            assert network.optimizer is not None
+            own_rate = graph.acting.agent_params.network_wrappers[name].learning_rate
+            factor = network.optimizer.param_groups[0]["lr"] / own_rate
+            assert 1 - run.count(clock) / length <= factor + 1e-12
+            assert factor <= 1 - (3 * (clock == "episodes") + other) / length + 1e-12
+            mine = 1 - own.count(clock) / length  # what its own clock would have given
+            assert factor < mine - 0.3
+        worker.close()
+    finally:
+        graph.close()
+
+
 def test_a_killed_worker_is_restarted_with_a_fresh_seed_and_training_finishes(
     tmp_path: Path,
 ) -> None:
@@ -137,7 +182,9 @@ def test_workers_on_ray_send_gradients_to_the_parameter_holder(tmp_path: Path) -
     # A runtime of its own ("local"), whatever cluster this machine may run.
     ray.init(address="local", num_cpus=2, include_dashboard=False, log_to_driver=False)
     try:
-        graph = _graph("CartPole_A3C", tmp_path, backend="ray")
+        decay = "agent.algorithm.learning_rate_decay=LinearSchedule(1.0, 0.0, 800)"
+        clock = "agent.algorithm.learning_rate_clock=env_steps"
+        graph = _graph("CartPole_A3C", tmp_path, (decay, clock), backend="ray")
         killed: list[Any] = []
 
         def kill() -> None:
@@ -162,6 +209,11 @@ def test_workers_on_ray_send_gradients_to_the_parameter_holder(tmp_path: Path) -
             assert graph.save_checkpoint() is not None
             moved = zip(initial, _weights(graph), strict=True)
             assert all(not torch.equal(a, b) for a, b in moved)
+            # The workers ran the rate down on the run's 800 steps, not on their own ~400:
+            # the holder's optimizers (read back with the weights) took it at the last step.
+            for network in graph.agent.networks.values():
+                assert network.optimizer is not None
+                assert network.optimizer.param_groups[0]["lr"] < 0.25 * 1e-3
             assert graph.evaluate(EnvironmentEpisodes(1)).rewards
         finally:
             graph.close()
