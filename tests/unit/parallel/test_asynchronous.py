@@ -145,7 +145,7 @@ def test_a_killed_worker_is_restarted_with_a_fresh_seed_and_training_finishes(
         "schedule.evaluation_steps=EnvironmentEpisodes(1)",
         "agent.algorithm.num_steps_between_copying_online_weights_to_target=EnvironmentSteps(300)",
     )
-    graph = _graph("CartPole_NStepQ_Async", tmp_path, schedule)
+    graph = _graph("CartPole_NStepQ_Async", tmp_path, schedule, num_workers=2)
     killed: list[int] = []
 
     def kill() -> None:
