@@ -7,6 +7,10 @@ sharing 10 with the previous one of its copy, with the hidden state they began f
 sampled by priority. Every 64 env steps, 8 gradient steps on 32 sequences: the first 5
 steps of each only bring the state up to date (burn-in), the other 15 are regressed on
 3-step double-Q targets.
+
+Adam's rate runs down from 5e-4 to 0 over the training steps, on a replay of the last 30,000
+transitions: at a constant rate on 100,000 the final agents of seeds 1 and 2 averaged 96 and
+128 on 20 episodes; run down on 100,000, seed 1's still fell to 379; at 2.5e-4, to 113.
 """
 
 from coach import (
@@ -42,12 +46,13 @@ schedule = ScheduleParameters(
 agent = R2D2AgentParameters()
 agent.algorithm.discount = 0.99
 agent.algorithm.n_step = 3
+agent.algorithm.learning_rate_decay = LinearSchedule(1.0, 0.0, BUDGET - 5_000)
 agent.algorithm.burn_in = 5
 agent.algorithm.batch_size = 32
 agent.algorithm.num_consecutive_playing_steps = EnvironmentSteps(64)
 agent.algorithm.num_consecutive_training_steps = 8
 agent.algorithm.num_steps_between_copying_online_weights_to_target = EnvironmentSteps(2_000)
-agent.memory = SequenceReplayParameters(max_size=100_000, sequence_length=20, overlap=10, alpha=0.6)
+agent.memory = SequenceReplayParameters(max_size=30_000, sequence_length=20, overlap=10, alpha=0.6)
 agent.exploration = EGreedyParameters(
     epsilon_schedule=LinearSchedule(1.0, 0.02, 50_000), evaluation_epsilon=0.0
 )
