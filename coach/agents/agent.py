@@ -154,7 +154,8 @@ class Agent:
         """Episodes finished in heatup and training."""
         self.run_clock: Callable[[], Clock] | None = None
         """The clock its learning rate schedule follows where it is not the agent's own: an
-        asynchronous worker's follows the whole run's (`schedule_clock`)."""
+        asynchronous worker's follows the whole run's, a hierarchy level's the environment's
+        (`schedule_clock`)."""
         self.policy: Policy = self.make_policy()
         """The acting side: what rollout workers, evaluation and recording act with."""
         self.learner: Learner | None = self.make_learner() if learns else None
@@ -214,7 +215,7 @@ class Agent:
 
     def schedule_clock(self) -> Clock:
         """The clock the learning rate schedule follows: the agent's own (`clock`), or the
-        whole run's where it is one of asynchronous workers (`run_clock`)."""
+        one its graph gave it (`run_clock`)."""
         return self.run_clock() if self.run_clock is not None else self.clock()
 
     def memory_extras(self) -> dict[str, spaces.Space]:

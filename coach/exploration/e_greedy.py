@@ -20,6 +20,28 @@ from coach.exploration.exploration_policy import (
 from coach.schedules import LinearSchedule, Schedule
 
 
+def with_random_actions(
+    greedy: np.ndarray,
+    action_values: np.ndarray,
+    epsilon: float,
+    rng: np.random.Generator,
+    masked: bool,
+) -> np.ndarray:
+    """``greedy`` with each action replaced, with probability ``epsilon``, by one drawn
+    uniformly (among the actions whose values are finite, under an action mask); nothing is
+    drawn at an epsilon of 0."""
+    if epsilon <= 0.0:
+        return greedy
+    count = len(greedy)
+    explore = rng.random(count) < epsilon
+    random = (
+        legal_random_actions(np.isfinite(action_values), rng)
+        if masked
+        else uniform_integers(rng, action_values.shape[1], count)
+    )
+    return np.where(explore, random, greedy)
+
+
 @dataclass(slots=True, kw_only=True)
 class EGreedyParameters:
     """Random action with probability epsilon, else the greedy one."""
@@ -75,14 +97,7 @@ class EGreedy(ExplorationPolicy):
         else:
             epsilon = self.epsilon
             self.steps += count
-        if epsilon > 0.0:
-            explore = self.rng.random(count) < epsilon
-            random = (
-                legal_random_actions(np.isfinite(action_values), self.rng)
-                if self.masked
-                else uniform_integers(self.rng, self.num_actions, count)
-            )
-            greedy = np.where(explore, random, greedy)
+        greedy = with_random_actions(greedy, action_values, epsilon, self.rng, self.masked)
         return greedy + self.start if self.start else greedy
 
     def action_probabilities(self, action_values: np.ndarray, phase: RunPhase) -> np.ndarray:

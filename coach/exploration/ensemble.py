@@ -23,9 +23,9 @@ import numpy as np
 from gymnasium import spaces
 
 from coach import validation as check
-from coach.core.action_masks import legal_random_actions
 from coach.core.run_phase import RunPhase
 from coach.errors import CoachError
+from coach.exploration.e_greedy import with_random_actions
 from coach.exploration.exploration_policy import ExplorationPolicy, uniform_integers
 from coach.schedules import Schedule
 
@@ -94,13 +94,8 @@ class Bootstrapped(ExplorationPolicy):
         followed = action_values[np.arange(count), heads]
         actions = followed.argmax(axis=1)
         if self.epsilon_schedule is not None:
-            explore = self.rng.random(count) < self.epsilon_schedule.value(self.steps)
-            random = (
-                legal_random_actions(np.isfinite(followed), self.rng)
-                if self.masked
-                else uniform_integers(self.rng, followed.shape[1], count)
-            )
-            actions = np.where(explore, random, actions)
+            epsilon = self.epsilon_schedule.value(self.steps)
+            actions = with_random_actions(actions, followed, epsilon, self.rng, self.masked)
         self.steps += count
         return actions + self.start
 

@@ -173,8 +173,9 @@ class HRLGraphManager(GraphManager):
             levels.append(level)
             below = level
         agents = [level.agent for level in levels]  # the bottom level's first
+        clock = graph_clock(bottom=agents[0], top=agents[-1])
         for agent in agents:
-            agent.run_clock = graph_clock(bottom=agents[0], top=agents[-1])
+            agent.run_clock = clock
         return environment, levels
 
 
