@@ -14,6 +14,7 @@ import pytest
 
 from coach import DQNAgentParameters, SACAgentParameters
 from coach.networks import MiddlewareParameters, RecurrentParameters
+from coach.preset_validation import PresetValidation
 from tests.docs.blocks import DOCS
 
 
@@ -29,12 +30,14 @@ def ext() -> Iterator[dict[str, ModuleType]]:
     try:
         import agent_pages
         import algorithm_matrix
+        import benchmark_pages
         import catalogue
         import network_tables
 
         yield {
             "agent_pages": agent_pages,
             "algorithm_matrix": algorithm_matrix,
+            "benchmark_pages": benchmark_pages,
             "catalogue": catalogue,
             "network_tables": network_tables,
         }
@@ -146,3 +149,47 @@ def test_a_long_name_may_break_at_its_parts_but_not_in_code(ext: dict[str, Modul
     assert breakable("at 0.99, `a_b` and ``coach -p Atari_DQN``") == (
         "at 0.99, `a_b` and ``coach -p Atari_DQN``"  # figures and code spans as they are
     )
+
+
+def _record(seed: int, final: float, passed: bool = True) -> dict[str, Any]:
+    """A recorded seed as `benchmarks.learning_curves` writes it."""
+    return {
+        "seed": seed,
+        "reached_at": 12_000 if passed else None,
+        "seconds": 30.0,
+        "best": 480.0,
+        "best_checkpoint": 470.0,
+        "final": final,
+        "total_seconds": 60.0,
+        "passed": passed,
+        "why": "" if passed else "never reached 195 within 50,000 env steps",
+        "baselines": None,
+    }
+
+
+def test_a_seed_whose_final_agent_misses_fails_whatever_its_record_says(
+    ext: dict[str, ModuleType],
+) -> None:
+    pages = ext["benchmark_pages"]
+    promise = PresetValidation(min_reward=195, max_env_steps=50_000)
+    seeds = [_record(0, 500.0), _record(1, 194.9), _record(2, 20.0, passed=False)]
+    text = pages.seed_table({"seeds": seeds}, promise)
+    verdicts = [_cells(line)[-1] for line in text.splitlines()[2:]]
+    assert verdicts == [
+        "pass",
+        f"fail: {pages.FINAL_MISSES}",
+        "fail: never reached 195 within 50,000 env steps",
+    ]
+    assert [pages.passed(s, promise) for s in seeds] == [True, False, False]
+    # Per agent: the record is the graph's sum divided by its agents; the promise is the sum.
+    pair = PresetValidation(min_reward=30, max_env_steps=50_000, per_agent=2)
+    alone = PresetValidation(min_reward=30, max_env_steps=50_000)
+    assert [pages.final_holds(_record(0, 19.0), v) for v in (pair, alone)] == [True, False]
+    # A success rate is judged as one; a ceiling holds below it.
+    rate = PresetValidation(min_success_rate=0.8, max_env_steps=50_000)
+    assert [pages.final_holds(_record(0, f), rate) for f in (0.85, 0.75)] == [True, False]
+    ceiling = PresetValidation(max_reward=-100, max_env_steps=50_000)
+    assert [pages.final_holds(_record(0, f), ceiling) for f in (-150.0, -50.0)] == [True, False]
+    # A relative promise's floor is the seed's own: its recorded verdict stands.
+    relative = PresetValidation(gap_closed=0.5, max_env_steps=50_000, baselines="scripted")
+    assert pages.verdict(_record(0, -1e9), relative) == "pass"

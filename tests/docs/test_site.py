@@ -152,12 +152,13 @@ def test_a_benchmark_measured_against_baselines_shows_them_for_each_seed(site: P
 
 
 def test_the_benchmark_page_shows_each_seeds_final_agent_and_judges_it(site: Path) -> None:
-    """Each preset's table shows its seeds' final agents as recorded, and a seed whose final
-    agent misses an absolute promise fails there, whatever its record says (records made
-    before golden judged the final agent passed without it)."""
+    """Each preset's table shows its seeds' final agents as recorded, and each seed's verdict
+    is golden's: its record passed and its final agent keeps the promise (records made before
+    golden judged the final agent passed without it). What a miss reads as is
+    tests/docs/test_generated_pages.py's."""
     results = json.loads((ROOT / "docs" / "benchmarks" / "results.json").read_text())
     page = (site / "benchmarks" / "index.html").read_text()
-    failing = 0
+    verdicts = {"pass": 0, "fail": 0}
     for name, entry in results.items():
         section = page.split(f'<section id="{make_id(name)}">')[1].split("<section")[0]
         rows = re.findall(r"<tr[^>]*>(.*?)</tr>", section, re.DOTALL)[1:]  # past the header
@@ -168,8 +169,10 @@ def test_the_benchmark_page_shows_each_seeds_final_agent_and_judges_it(site: Pat
             assert cells[0] == str(seed["seed"])
             assert f"{seed['final']:,.2f}" in cells, (name, seed["seed"])
             threshold = validation.min_reward
-            if threshold is not None and validation.gap_closed is None and seed["passed"]:
-                misses = seed["final"] * validation.per_agent < threshold
-                assert cells[-1].startswith("fail") == misses, (name, seed["seed"], cells[-1])
-                failing += misses
-    assert failing, "no recorded final agent misses: the check above judged nothing"
+            if threshold is None or validation.gap_closed is not None:
+                continue
+            keeps = seed["passed"] and seed["final"] * validation.per_agent >= threshold
+            expected = "pass" if keeps else "fail"
+            assert cells[-1].startswith(expected), (name, seed["seed"], cells[-1])
+            verdicts["pass" if keeps else "fail"] += 1
+    assert verdicts["pass"] > 20, verdicts
