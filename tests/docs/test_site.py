@@ -168,10 +168,16 @@ def test_the_benchmark_page_shows_each_seeds_final_agent_and_judges_it(site: Pat
             cells = [re.sub(r"<[^>]+>", "", c).strip() for c in re.findall(r"<td.*?</td>", row)]
             assert cells[0] == str(seed["seed"])
             assert f"{seed['final']:,.2f}" in cells, (name, seed["seed"])
-            threshold = validation.min_reward
-            if threshold is None or validation.gap_closed is not None:
+            threshold, rate = validation.min_reward, validation.min_success_rate
+            if validation.gap_closed is not None or (threshold is None and rate is None):
                 continue
-            keeps = seed["passed"] and seed["final"] * validation.per_agent >= threshold
+            final = seed["final"]
+            holds = (
+                final * validation.per_agent >= threshold
+                if threshold is not None
+                else final >= rate
+            )
+            keeps = seed["passed"] and holds
             expected = "pass" if keeps else "fail"
             assert cells[-1].startswith(expected), (name, seed["seed"], cells[-1])
             verdicts["pass" if keeps else "fail"] += 1

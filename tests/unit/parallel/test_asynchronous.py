@@ -182,7 +182,7 @@ def test_workers_on_ray_send_gradients_to_the_parameter_holder(tmp_path: Path) -
     # A runtime of its own ("local"), whatever cluster this machine may run.
     ray.init(address="local", num_cpus=2, include_dashboard=False, log_to_driver=False)
     try:
-        decay = "agent.algorithm.learning_rate_decay=LinearSchedule(1.0, 0.0, 800)"
+        decay = "agent.algorithm.learning_rate_decay=LinearSchedule(1.0, 0.0, 400)"
         clock = "agent.algorithm.learning_rate_clock=env_steps"
         graph = _graph("CartPole_A3C", tmp_path, (decay, clock), backend="ray")
         killed: list[Any] = []
@@ -195,8 +195,8 @@ def test_workers_on_ray_send_gradients_to_the_parameter_holder(tmp_path: Path) -
         _killing(graph, kill, after=2)
         initial = _weights(graph)
         try:
-            graph.train_and_act(EnvironmentSteps(800))
-            assert graph.env_steps == 800 and graph.pool is not None
+            graph.train_and_act(EnvironmentSteps(400))
+            assert graph.env_steps == 400 and graph.pool is not None
             assert graph.pool.restarts == 1 and graph.worker_pids()[1] != killed[0]
             updates = graph.worker_updates()
             assert all(updates[r][n] > 0 for r in (1, 2) for n in ("actor", "critic"))
@@ -209,7 +209,7 @@ def test_workers_on_ray_send_gradients_to_the_parameter_holder(tmp_path: Path) -
             assert graph.save_checkpoint() is not None
             moved = zip(initial, _weights(graph), strict=True)
             assert all(not torch.equal(a, b) for a, b in moved)
-            # The workers ran the rate down on the run's 800 steps, not on their own ~400:
+            # The workers ran the rate down on the run's 400 steps, not on their own ~200:
             # the holder's optimizers (read back with the weights) took it at the last step.
             for network in graph.agent.networks.values():
                 assert network.optimizer is not None
