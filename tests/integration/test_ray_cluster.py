@@ -35,8 +35,12 @@ def _status(address: str, env: dict[str, str]) -> int:
 def test_a_run_and_a_group_join_a_running_cluster_and_leave_it_running(tmp_path: Path) -> None:
     address = f"127.0.0.1:{_free_port()}"
     # A cluster on loopback, without Ray's token authentication (a real cluster hands its
-    # token to the run in RAY_AUTH_TOKEN).
-    env = {**ENV, "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "0", "RAY_AUTH_MODE": "disabled"}
+    # token to the run in RAY_AUTH_TOKEN), its workers at the priority of the suite's other
+    # processes (at Ray's niceness of 15 they wait for every busy test on the machine).
+    env = {
+        **ENV, "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "0", "RAY_AUTH_MODE": "disabled",
+        "RAY_worker_niceness": "0",
+    }  # fmt: skip
     # In the foreground (--block) and a session of its own: the test stops exactly it.
     head = subprocess.Popen(
         [RAY, "start", "--head", f"--port={address.split(':')[1]}", "--num-cpus=3",

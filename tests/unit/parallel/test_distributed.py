@@ -1,6 +1,6 @@
 """Unit tests for coach/parallel/distributed.py, mostly on the local backend
 (coach/parallel/local.py): real worker processes on real environments, the learner in this
-process. The fault test runs on both backends."""
+process. The fault test runs on both backends, the recurrent one too, on one Ray runtime."""
 
 from __future__ import annotations
 
@@ -132,11 +132,10 @@ def test_on_policy_runs_repeat_with_the_same_seed(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("backend", ["local", "ray"])
+@pytest.mark.usefixtures("backend_up")
 def test_recurrent_workers_carry_their_own_hidden_states_to_the_learner(
     backend: str, tmp_path: Path
 ) -> None:
-    if backend == "ray":
-        pytest.importorskip("ray")
     graph = _graph("CartPoleNoVel_RecurrentPPO", tmp_path, num_envs=2, backend=backend)
     try:
         agent = graph.agents["agent"]
@@ -210,10 +209,18 @@ def test_recurrent_q_workers_fill_the_sequence_replay_with_their_own_states(
         graph.close()
 
 
+def test_the_local_ray_runtimes_workers_run_at_the_learners_priority(ray_runtime: Any) -> None:
+    # At Ray's own niceness of 15 they would wait for every busy process on the machine.
+    @ray_runtime.remote
+    def niceness() -> int:
+        return os.nice(0)
+
+    assert ray_runtime.get(niceness.remote()) == os.nice(0)
+
+
 @pytest.mark.parametrize("backend", ["local", "ray"])
+@pytest.mark.usefixtures("backend_up")
 def test_a_killed_worker_is_restarted_and_the_run_completes(backend: str, tmp_path: Path) -> None:
-    if backend == "ray":
-        pytest.importorskip("ray")
     graph = _graph("CartPole_DQN", tmp_path, backend=backend, block_steps=50)
     try:
         graph.heatup(EnvironmentSteps(200))

@@ -41,6 +41,7 @@ def _spread(tmp_path: Path, backend: str, seed: int = 0) -> DistributedGraphMana
 
 
 @pytest.mark.parametrize("backend", ["local", "ray"])
+@pytest.mark.usefixtures("backend_up")
 def test_a_shared_agent_learns_from_the_blocks_of_every_worker(
     tmp_path: Path, backend: str
 ) -> None:
@@ -106,6 +107,7 @@ def test_self_play_workers_play_the_learners_pool(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("backend", ["local", "ray"])
+@pytest.mark.usefixtures("backend_up")
 def test_an_on_policy_learner_takes_turn_based_blocks_from_every_worker(
     tmp_path: Path, backend: str
 ) -> None:
