@@ -57,16 +57,19 @@ def level(sets_goals: bool, learning_rate: float) -> HACAgentParameters:
 
 
 def graph_manager(
-    horizons: list[int], improve_steps: int, learning_rate: float = 1e-3
+    horizons: list[int],
+    improve_steps: int,
+    learning_rate: float = 1e-3,
+    evaluation_episodes: int = 10,
 ) -> HACGraphManager:
     """``len(horizons) + 1`` HAC levels on PendulumWithGoals, the top level's first, each
-    learning at ``learning_rate``; 2,000 steps of heatup, evaluations of 10 episodes every
-    10,000 steps."""
+    learning at ``learning_rate``; 2,000 steps of heatup, evaluations of
+    ``evaluation_episodes`` episodes every 10,000 steps."""
     schedule = ScheduleParameters(
         heatup_steps=EnvironmentSteps(2000),
         improve_steps=EnvironmentSteps(improve_steps),
         steps_between_evaluation_periods=EnvironmentSteps(10_000),
-        evaluation_steps=EnvironmentEpisodes(10),
+        evaluation_steps=EnvironmentEpisodes(evaluation_episodes),
     )
     hierarchy = HierarchyParameters(
         horizons=horizons,
