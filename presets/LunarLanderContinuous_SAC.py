@@ -23,16 +23,19 @@ from coach.agents.sac import SACAgentParameters
 from coach.filters.action import LinearBoxToBoxMap
 from coach.networks import GaussianPolicyHeadParameters
 
+TRAINING_STEPS = 290_000
+"""The training steps after heatup: with it, the validation's budget."""
+
 schedule = ScheduleParameters(
     heatup_steps=EnvironmentSteps(10_000),
-    improve_steps=EnvironmentSteps(290_000),
+    improve_steps=EnvironmentSteps(TRAINING_STEPS),
     steps_between_evaluation_periods=EnvironmentSteps(10_000),
     evaluation_steps=EnvironmentEpisodes(10),
 )
 
 agent = SACAgentParameters()
 agent.algorithm.tau = 0.01
-agent.algorithm.learning_rate_decay = LinearSchedule(1.0, 0.0, 290_000)
+agent.algorithm.learning_rate_decay = LinearSchedule(1.0, 0.0, TRAINING_STEPS)
 agent.algorithm.temperature_learning_rate = 7.3e-4
 agent.network_wrappers = {
     "actor": actor_network(

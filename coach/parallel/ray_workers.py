@@ -164,8 +164,7 @@ def start_ray(address: str | None, slots: int) -> tuple[Any, bool]:
     """The ``ray`` module, initialized: joined to the cluster at ``address`` (``auto`` or
     ``HOST:PORT``), or with no address a runtime of its own on the loopback interface with
     CPUs for at least ``slots`` tasks, whose workers run at the learner's priority. Also
-    whether this call started the runtime (its
-    caller then shuts it down).
+    whether this call started the runtime (its caller then shuts it down).
 
     Raises:
         CoachError: Ray is not installed, or the runtime cannot be started or joined.
