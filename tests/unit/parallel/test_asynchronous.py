@@ -177,49 +177,46 @@ def test_a_killed_worker_is_restarted_with_a_fresh_seed_and_training_finishes(
     assert "final epsilons drawn for the workers (worker 1: " in log
 
 
-def test_workers_on_ray_send_gradients_to_the_parameter_holder(tmp_path: Path) -> None:
-    ray = pytest.importorskip("ray")
-    # A runtime of its own ("local"), whatever cluster this machine may run.
-    ray.init(address="local", num_cpus=2, include_dashboard=False, log_to_driver=False)
+def test_workers_on_ray_send_gradients_to_the_parameter_holder(
+    tmp_path: Path, ray_runtime: Any
+) -> None:
+    ray = ray_runtime  # the module's runtime, as Coach starts its own: the graph joins it
+    decay = "agent.algorithm.learning_rate_decay=LinearSchedule(1.0, 0.0, 400)"
+    clock = "agent.algorithm.learning_rate_clock=env_steps"
+    graph = _graph("CartPole_A3C", tmp_path, (decay, clock), backend="ray")
+    killed: list[Any] = []
+
+    def kill() -> None:
+        assert graph.pool is not None
+        killed.append(graph.worker_pids()[1])
+        ray.kill(graph.pool.actors[1], no_restart=True)  # type: ignore[attr-defined]
+
+    _killing(graph, kill, after=2)
+    initial = _weights(graph)
     try:
-        decay = "agent.algorithm.learning_rate_decay=LinearSchedule(1.0, 0.0, 400)"
-        clock = "agent.algorithm.learning_rate_clock=env_steps"
-        graph = _graph("CartPole_A3C", tmp_path, (decay, clock), backend="ray")
-        killed: list[Any] = []
-
-        def kill() -> None:
-            assert graph.pool is not None
-            killed.append(graph.worker_pids()[1])
-            ray.kill(graph.pool.actors[1], no_restart=True)  # type: ignore[attr-defined]
-
-        _killing(graph, kill, after=2)
-        initial = _weights(graph)
-        try:
-            graph.train_and_act(EnvironmentSteps(400))
-            assert graph.env_steps == 400 and graph.pool is not None
-            assert graph.pool.restarts == 1 and graph.worker_pids()[1] != killed[0]
-            updates = graph.worker_updates()
-            assert all(updates[r][n] > 0 for r in (1, 2) for n in ("actor", "critic"))
-            # The killed worker's last gradient steps reached the holder, but its call was
-            # given again to its successor and counted once, with that one's report.
-            assert 0 < graph.agent.training_steps <= sum(u["actor"] for u in updates.values())
-            # The holder has the weights; they come back here for checkpoints and evaluations.
-            same = zip(initial, _weights(graph), strict=True)
-            assert all(torch.equal(a, b) for a, b in same)
-            assert graph.save_checkpoint() is not None
-            moved = zip(initial, _weights(graph), strict=True)
-            assert all(not torch.equal(a, b) for a, b in moved)
-            # The workers ran the rate down on the run's 400 steps, not on their own ~200:
-            # the holder's optimizers (read back with the weights) took it at the last step.
-            for network in graph.agent.networks.values():
-                assert network.optimizer is not None
-                assert network.optimizer.param_groups[0]["lr"] < 0.25 * 1e-3
-            assert graph.evaluate(EnvironmentEpisodes(1)).rewards
-        finally:
-            graph.close()
-        assert ray.is_initialized()  # the runtime was the test's: left running
+        graph.train_and_act(EnvironmentSteps(400))
+        assert graph.env_steps == 400 and graph.pool is not None
+        assert graph.pool.restarts == 1 and graph.worker_pids()[1] != killed[0]
+        updates = graph.worker_updates()
+        assert all(updates[r][n] > 0 for r in (1, 2) for n in ("actor", "critic"))
+        # The killed worker's last gradient steps reached the holder, but its call was
+        # given again to its successor and counted once, with that one's report.
+        assert 0 < graph.agent.training_steps <= sum(u["actor"] for u in updates.values())
+        # The holder has the weights; they come back here for checkpoints and evaluations.
+        same = zip(initial, _weights(graph), strict=True)
+        assert all(torch.equal(a, b) for a, b in same)
+        assert graph.save_checkpoint() is not None
+        moved = zip(initial, _weights(graph), strict=True)
+        assert all(not torch.equal(a, b) for a, b in moved)
+        # The workers ran the rate down on the run's 400 steps, not on their own ~200:
+        # the holder's optimizers (read back with the weights) took it at the last step.
+        for network in graph.agent.networks.values():
+            assert network.optimizer is not None
+            assert network.optimizer.param_groups[0]["lr"] < 0.25 * 1e-3
+        assert graph.evaluate(EnvironmentEpisodes(1)).rewards
     finally:
-        ray.shutdown()
+        graph.close()
+    assert ray.is_initialized()  # the runtime was not the graph's: left running
     log = (tmp_path / "log.txt").read_text()
     assert "on the ray backend" in log and f"worker 1 (pid {killed[0]}) died" in log
 
