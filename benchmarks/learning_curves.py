@@ -26,7 +26,8 @@ Each finished case is also recorded under ``--docs`` in ``runs/PRESET/seedN``: i
 its marks, a few kilobytes, committed with the figures. A case recorded there is read back
 instead of trained, whatever ``--runs`` holds: a preset's seeds may finish on different days
 or machines (the long presets take longer per seed than a working session), and a figure can
-be drawn again without training (``coach plot docs/benchmarks/runs/PRESET``).
+be drawn again without training (``coach plot docs/benchmarks/runs/PRESET``). A record made
+with other parameters than its preset has now (its ``params.yaml``) is trained again.
 """
 
 from __future__ import annotations
@@ -49,6 +50,7 @@ from pathlib import Path
 from typing import Any
 
 from coach.experiment import write_params
+from coach.graph_managers.run_state import describe_changes
 from coach.presets import list_presets, load_preset
 from tests.learning import baselines
 from tests.learning.golden import (
@@ -61,6 +63,7 @@ from tests.learning.golden_case import (
     MARKS,
     RESULT,
     GoldenResult,
+    changed_since,
     make_dataset,
     stop_on_signals,
 )
@@ -93,15 +96,29 @@ def keep(name: str, folder: Path, kept: Path) -> None:
     for file in ("params.yaml", MARKS):
         if (folder / file).is_file():  # marks: none before a case's first evaluation
             shutil.copyfile(folder / file, kept / file)
-    if not (kept / RECORDED).is_file():  # read back and kept again: recorded as it was
+    # Read back and kept again (its verdict is the record's): recorded when and where it was.
+    read_back = (kept / RESULT).is_file() and (
+        (kept / RESULT).read_bytes() == (folder / RESULT).read_bytes()
+    )
+    if not read_back or not (kept / RECORDED).is_file():
         when = {"commit": commit(), "date": datetime.now(UTC).strftime("%Y-%m-%d")}
         (kept / RECORDED).write_text(json.dumps(when) + "\n")
     shutil.copyfile(folder / RESULT, kept / RESULT)  # last: a record is whole once it has it
 
 
-def restore(kept: Path, folder: Path) -> None:
-    """Put a recorded case into ``folder``, where it is read back instead of trained."""
+def restore(name: str, kept: Path, folder: Path) -> None:
+    """Put the recorded case of preset ``name`` into ``folder``, where it is read back
+    instead of trained; not a record made with other parameters than the preset has now,
+    which is trained again (and recorded anew)."""
     if not (kept / RESULT).is_file() or (folder / RESULT).is_file():
+        return
+    changes = changed_since(kept, load_preset(name).graph_manager.parameters())
+    if changes:
+        print(
+            f"{name} {folder.name}: recorded with other parameters than the preset has now "
+            f"({describe_changes(changes)}): trained again",
+            flush=True,
+        )
         return
     folder.mkdir(parents=True, exist_ok=True)
     for file in ("params.yaml", "progress.csv", MARKS, RESULT):
@@ -259,7 +276,7 @@ def main() -> int:
     by_preset: dict[str, list[GoldenResult]] = {name: [] for name in names}
     for name, seed in todo:
         case = Path(case_name(name)) / f"seed{seed}"
-        restore(args.docs / RECORDS / case, args.runs / case)
+        restore(name, args.docs / RECORDS / case, args.runs / case)
     with (
         ProcessPoolExecutor(
             args.jobs, mp_context=get_context("spawn"), initializer=stop_on_signals

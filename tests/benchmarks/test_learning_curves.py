@@ -15,11 +15,22 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks.learning_curves import RECORDED, RECORDS, commit, floors, keep, metric, record
-from coach.presets import PresetValidation, presets_dir
+from benchmarks.learning_curves import (
+    RECORDED,
+    RECORDS,
+    commit,
+    floors,
+    keep,
+    metric,
+    record,
+    restore,
+)
+from coach.errors import CoachError
+from coach.experiment import write_params
+from coach.presets import PresetValidation, load_preset, presets_dir
 from tests.docs.blocks import ROOT
 from tests.integration.coach_cli import SMALL, coach
-from tests.learning.golden_case import MARKS, RESULT, GoldenResult
+from tests.learning.golden_case import MARKS, RESULT, GoldenResult, run_case
 
 
 @pytest.fixture(scope="module")
@@ -91,6 +102,8 @@ def test_a_recorded_case_is_read_back_and_drawn_with_nothing_kept_in_runs(
     for seed in (0, 1):
         folder = tmp_path / "elsewhere" / "CartPole_DQN" / f"seed{seed}"
         shutil.copytree(made[seed], folder)
+        # Golden trains a preset as it is: its record has the preset's own parameters.
+        write_params(folder / "params.yaml", load_preset("CartPole_DQN"), seed, [])
         result = GoldenResult("CartPole_DQN", seed, "475", None, None, 9.5, 9.0, 8.5, False, "no")
         (folder / RESULT).write_text(json.dumps(asdict(result)))
         (folder / MARKS).write_text(json.dumps([[True, 1.5], [True, 2.5 + seed]]))
@@ -116,3 +129,40 @@ def test_a_recorded_case_is_read_back_and_drawn_with_nothing_kept_in_runs(
     plotted = coach("plot", str(docs / RECORDS / "CartPole_DQN"), "-o", "plots", cwd=tmp_path)
     assert plotted.returncode == 0, plotted.stderr
     assert list((tmp_path / "plots").glob("*.png"))
+
+
+def test_a_case_recorded_with_other_parameters_than_the_presets_is_not_read_back(
+    tmp_path: Path, made: dict[int, Path], capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A preset edited since its case was recorded: the record is trained again, not read
+    back for the preset as it is now, and a finished case kept in ``--runs`` is refused."""
+    folder = tmp_path / "elsewhere" / "seed0"
+    shutil.copytree(made[0], folder)  # trained with SMALL's budgets, not the preset's
+    result = GoldenResult("CartPole_DQN", 0, "475", None, None, 9.5, 9.0, 8.5, False, "no")
+    (folder / RESULT).write_text(json.dumps(asdict(result)))
+    kept = tmp_path / "docs" / RECORDS / "CartPole_DQN" / "seed0"
+    keep("CartPole_DQN", folder, kept)
+    runs = tmp_path / "runs" / "CartPole_DQN" / "seed0"
+    restore("CartPole_DQN", kept, runs)
+    assert not runs.exists()
+    line = capsys.readouterr().out.strip()
+    assert line.startswith("CartPole_DQN seed0: recorded with other parameters")
+    assert "schedule.evaluation_steps 'EnvironmentEpisodes(3)' -> 'EnvironmentEpisodes(10)'" in line
+    assert line.endswith(": trained again")
+    with pytest.raises(CoachError, match=r"judged with other parameters .*remove the folder"):
+        run_case("CartPole_DQN", 0, folder=folder)
+    # A parameter added since the record was made (at the value that keeps what it ran) is
+    # not a change: the record of the preset's own parameters, less one, is read back.
+    write_params(kept / "params.yaml", load_preset("CartPole_DQN"), 0, [])
+    text = (kept / "params.yaml").read_text()
+    dropped = [line for line in text.splitlines() if "learning_rate_clock:" not in line]
+    (kept / "params.yaml").write_text("\n".join(dropped) + "\n")
+    restore("CartPole_DQN", kept, runs)
+    assert json.loads((runs / RESULT).read_text())["final"] == 8.5
+    # Trained again, the case is recorded anew: the record says when and from which commit.
+    (kept / RECORDED).write_text(json.dumps({"commit": "0000000", "date": "2000-01-01"}))
+    again = dataclasses.replace(result, final=9.25)
+    (folder / RESULT).write_text(json.dumps(asdict(again)))
+    keep("CartPole_DQN", folder, kept)
+    assert json.loads((kept / RECORDED).read_text())["commit"] == commit()
+    assert json.loads((kept / RESULT).read_text())["final"] == 9.25

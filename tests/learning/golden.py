@@ -101,8 +101,12 @@ def cases(names: list[str] | None = None, seeds: list[int] | None = None) -> lis
     return out
 
 
-def _figure(value: float | None) -> str:
-    return "-" if value is None or math.isnan(value) else f"{value:.1f}"
+def _figure(value: float | None, threshold: str) -> str:
+    """A case's score as the table shows it: a success rate to two decimals (one would show
+    0.85 as 0.8, at a threshold of 0.8 it looks like), a reward to one."""
+    if value is None or math.isnan(value):
+        return "-"
+    return f"{value:.2f}" if threshold.startswith("success") else f"{value:.1f}"
 
 
 def table(results: list[GoldenResult]) -> list[str]:
@@ -116,7 +120,8 @@ def table(results: list[GoldenResult]) -> list[str]:
         seconds = f"{r.seconds:.0f}" if r.seconds is not None else "-"
         lines.append(
             f"{label(r.preset):<28} {r.seed:>4} {r.threshold:>12} {at:>10} {seconds:>7} "
-            f"{_figure(r.best):>9} {_figure(r.best_checkpoint):>16} {_figure(r.final):>14}  "
+            f"{_figure(r.best, r.threshold):>9} {_figure(r.best_checkpoint, r.threshold):>16} "
+            f"{_figure(r.final, r.threshold):>14}  "
             f"{'pass' if r.passed else 'FAIL'}"
         )
     lines += [f"{label(r.preset)} seed {r.seed}: {r.why}" for r in results if not r.passed]
@@ -254,8 +259,9 @@ def main() -> int:
             )
             print(
                 f"{label(r.preset)} seed {r.seed}: {state}; {reached}; "
-                f"best eval {_figure(r.best)}, best.pt {_figure(r.best_checkpoint)}, "
-                f"final {_figure(r.final)} ({len(results)}/{len(todo)})",
+                f"best eval {_figure(r.best, r.threshold)}, "
+                f"best.pt {_figure(r.best_checkpoint, r.threshold)}, "
+                f"final {_figure(r.final, r.threshold)} ({len(results)}/{len(todo)})",
                 flush=True,
             )
     results.sort(key=lambda r: (r.preset, r.seed))

@@ -19,6 +19,8 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+import yaml
+
 from coach.batch.graph_manager import BatchRLGraphManager
 from coach.checkpoints import BEST, LATEST, load_checkpoint
 from coach.core.step_units import EnvironmentEpisodes, StepUnit
@@ -27,7 +29,7 @@ from coach.experiment import write_params
 from coach.graph_managers.evaluation import EvaluationResult
 from coach.graph_managers.graph_manager import GraphManager
 from coach.graph_managers.parameters import RunContext
-from coach.graph_managers.run_state import describe_changes, parameter_changes
+from coach.graph_managers.run_state import NOT_COMPARED, describe_changes, parameter_changes
 from coach.presets import PresetValidation, load_preset
 from tests.learning import baselines
 
@@ -278,6 +280,12 @@ def run_case(
         with tempfile.TemporaryDirectory() as directory:
             return _run_case(name, seed, workers, backend, Path(directory), None, threads)
     if (folder / RESULT).is_file():
+        changes = changed_since(folder, load_preset(name).graph_manager.parameters())
+        if changes:
+            raise CoachError(
+                f"{folder} was judged with other parameters than the preset has now "
+                f"({describe_changes(changes)}): remove the folder to judge it again"
+            )
         return GoldenResult(**json.loads((folder / RESULT).read_text()))
     with _Stop.on_signals():
         folder.mkdir(parents=True, exist_ok=True)
@@ -286,6 +294,19 @@ def run_case(
     partial.write_text(json.dumps(asdict(result)))
     partial.replace(folder / RESULT)
     return result
+
+
+def changed_since(folder: Path, parameters: dict[str, Any]) -> dict[str, tuple[Any, Any]]:
+    """The parameters that the case kept in ``folder`` ran with (its ``params.yaml``) and
+    that differ from ``parameters`` (a preset's now), as `parameter_changes` gives them.
+    One that the file lacks is not a change: it was added since, at the value that keeps what
+    ran before (its fingerprint shows that)."""
+    path = folder / "params.yaml"
+    if not path.is_file():
+        return {}
+    ran = yaml.safe_load(path.read_text()).get("parameters") or {}
+    changes = parameter_changes({"parameters": ran}, parameters)
+    return {p: c for p, c in changes.items() if p in ran and p not in NOT_COMPARED}
 
 
 def _to_resume(directory: Path, threads: int, parameters: dict[str, Any]) -> dict[str, Any]:

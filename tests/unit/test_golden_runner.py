@@ -25,7 +25,15 @@ from coach.presets import PresetValidation, load_preset
 from tests.integration.coach_cli import coach
 from tests.learning import golden_case
 from tests.learning.golden import missing_datasets, table
-from tests.learning.golden_case import EPISODES, MARKS, RESULT, Spent, meets, run_case
+from tests.learning.golden_case import (
+    EPISODES,
+    MARKS,
+    RESULT,
+    GoldenResult,
+    Spent,
+    meets,
+    run_case,
+)
 
 ONLINE = """
 from coach import (
@@ -165,6 +173,14 @@ def test_a_threshold_out_of_reach_fails(tmp_path: Path) -> None:
     assert result.best_checkpoint is not None and result.final is not None
     lines = table([result])
     assert lines[1].split()[-1] == "FAIL" and lines[2].endswith(result.why)
+
+
+def test_the_table_shows_a_success_rate_to_two_decimals_and_a_reward_to_one() -> None:
+    rate = GoldenResult("P", 1, "success>=0.8", 42, 3.0, 1.0, 0.95, 0.85, True, "")
+    reward = GoldenResult("Q", 0, "475", 42, 3.0, 500.0, 488.25, 476.04, True, "")
+    rows = [line.split() for line in table([rate, reward])[1:]]
+    assert rows[0][-4:] == ["1.00", "0.95", "0.85", "pass"]  # 0.85 at one decimal: "0.8"
+    assert rows[1][-4:] == ["500.0", "488.2", "476.0", "pass"]
 
 
 @pytest.mark.parametrize(
