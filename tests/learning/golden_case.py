@@ -19,8 +19,6 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from coach.batch.graph_manager import BatchRLGraphManager
 from coach.checkpoints import BEST, LATEST, load_checkpoint
 from coach.core.step_units import EnvironmentEpisodes, StepUnit
@@ -31,6 +29,7 @@ from coach.graph_managers.graph_manager import GraphManager
 from coach.graph_managers.parameters import RunContext
 from coach.graph_managers.run_state import NOT_COMPARED, describe_changes, parameter_changes
 from coach.presets import PresetValidation, load_preset
+from coach.trust import read_yaml
 from tests.learning import baselines
 
 EPISODES = 20
@@ -304,7 +303,7 @@ def changed_since(folder: Path, parameters: dict[str, Any]) -> dict[str, tuple[A
     path = folder / "params.yaml"
     if not path.is_file():
         return {}
-    ran = yaml.safe_load(path.read_text()).get("parameters") or {}
+    ran = read_yaml(path).get("parameters") or {}
     changes = parameter_changes({"parameters": ran}, parameters)
     return {p: c for p, c in changes.items() if p in ran and p not in NOT_COMPARED}
 
