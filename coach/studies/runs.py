@@ -15,9 +15,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
-import yaml
 
 from coach.errors import CoachError
+from coach.trust import read_yaml
 
 GRAPH_RUN = "graph"
 """The ``agent`` of the rows of the whole graph's evaluations (the team's, on several agents)."""
@@ -77,14 +77,22 @@ def read_run(folder: Path) -> Run:
         CoachError: ``params.yaml`` or ``progress.csv`` is missing or unreadable.
     """
     params = folder / "params.yaml"
-    try:
-        recorded = yaml.safe_load(params.read_text())
-        spec, seed = str(recorded["preset"]), int(recorded["seed"])
-        preset = str(recorded.get("name") or spec)
-        parameters = recorded.get("parameters") or {}
-        environment = parameters.get("environment.level") or parameters.get("environment.env")
-    except (OSError, yaml.YAMLError, KeyError, TypeError, ValueError) as error:
-        raise CoachError(f"{folder} is not a readable run: {params.name}: {error}") from error
+    if not params.is_file():
+        raise CoachError(f"{folder} is not a readable run: {params.name} is missing")
+    recorded = read_yaml(params, "the run's parameters")  # one line on a file it cannot read
+    if not isinstance(recorded, dict):
+        raise CoachError(f"{folder} is not a readable run: {params.name} is not a mapping")
+    seed = recorded.get("seed")
+    if "preset" not in recorded or not isinstance(seed, int) or isinstance(seed, bool):
+        raise CoachError(
+            f"{folder} is not a readable run: {params.name} records no preset and integer seed"
+        )
+    spec = str(recorded["preset"])
+    preset = str(recorded.get("name") or spec)
+    parameters = recorded.get("parameters") or {}
+    if not isinstance(parameters, dict):
+        raise CoachError(f"{folder} is not a readable run: its parameters are not a mapping")
+    environment = parameters.get("environment.level") or parameters.get("environment.env")
     progress = folder / "progress.csv"
     rows = _evaluation_rows(progress)
 

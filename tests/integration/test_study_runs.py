@@ -130,6 +130,22 @@ def test_paths_without_runs_are_refused_in_one_line(experiments: Path, tmp_path:
     (tmp_path / "progress.csv").write_text("wall_time,phase\n")
     with pytest.raises(CoachError, match=r"not a readable run: params\.yaml"):
         read_run(tmp_path)
+    bomb = "a: &a [x, x, x, x, x, x, x, x, x, x]\n" + "".join(
+        f"{b}: &{b} [*{a}, *{a}, *{a}, *{a}, *{a}, *{a}, *{a}, *{a}, *{a}, *{a}]\n"
+        for a, b in zip("abcdefgh", "bcdefghi", strict=True)
+    )  # a billion values from a few hundred bytes
+    for text, why in [
+        ("preset: [unclosed\nseed: 0\n", r"params\.yaml:2:5: not valid YAML"),
+        ("!!python/object/apply:os.system [echo hi]\n", "is not allowed"),
+        (bomb, "values"),
+        ("- a list\n", "not a mapping"),
+        ("preset: CartPole_DQN\n", "records no preset and integer seed"),
+        ("preset: CartPole_DQN\nseed: 0\nparameters: [1]\n", "not a mapping"),
+    ]:
+        (tmp_path / "params.yaml").write_text(text)
+        with pytest.raises(CoachError, match=why) as refused:
+            read_run(tmp_path)
+        assert "\n" not in str(refused.value)  # the study's one line
     with pytest.raises(CoachError, match="no runs"):
         on_grid([])
     with pytest.raises(CoachError, match="no evaluation success_rate"):
