@@ -14,7 +14,7 @@ from tests.integration.coach_cli import coach, experiment, rewards, start, wait_
 SHORT = [
     "--seed", "3", "--save-memory",
     "-cp", "schedule.heatup_steps=EnvironmentSteps(300)",
-    "-cp", "schedule.improve_steps=EnvironmentSteps(4000)",
+    "-cp", "schedule.improve_steps=EnvironmentSteps(2000)",
     "-cp", "schedule.steps_between_evaluation_periods=EnvironmentSteps(1000)",
     "-cp", "schedule.evaluation_steps=EnvironmentEpisodes(3)",
 ]  # fmt: skip
@@ -38,7 +38,7 @@ def test_sigint_then_resume_ends_exactly_like_an_uninterrupted_run(
     reference = experiment(tmp_path / "whole", preset)
 
     process = start(*arguments, "-ep", str(tmp_path / "cut"), cwd=tmp_path)
-    wait_for(process, "evaluate env steps     2300")
+    wait_for(process, "evaluate env steps     1300")  # the first of two evaluations
     process.send_signal(signal.SIGINT)
     _, stderr = process.communicate(timeout=120)
     assert process.returncode == 130, stderr
