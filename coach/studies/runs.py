@@ -82,12 +82,12 @@ def read_run(folder: Path) -> Run:
     recorded = read_yaml(params, "the run's parameters")  # one line on a file it cannot read
     if not isinstance(recorded, dict):
         raise CoachError(f"{folder} is not a readable run: {params.name} is not a mapping")
-    seed = recorded.get("seed")
-    if "preset" not in recorded or not isinstance(seed, int) or isinstance(seed, bool):
+    try:  # a whole number, as the YAML preset loader reads a seed (coach.presets)
+        spec, seed = str(recorded["preset"]), int(recorded["seed"])
+    except (KeyError, TypeError, ValueError):
         raise CoachError(
             f"{folder} is not a readable run: {params.name} records no preset and integer seed"
-        )
-    spec = str(recorded["preset"])
+        ) from None
     preset = str(recorded.get("name") or spec)
     parameters = recorded.get("parameters") or {}
     if not isinstance(parameters, dict):
