@@ -18,7 +18,8 @@ The names fall in groups:
   prioritized replay, its priorities given back).
 - **On-policy agents.** `OnPolicyAgent`, `OnPolicyAgentParameters`,
   `OnPolicyAlgorithmParameters`, `OnPolicyLearner`, `StochasticPolicy`; GAE
-  (`generalized_advantages`), `approx_kl`, `value_error`.
+  (`generalized_advantages`), V-trace for steps acted by a lagging policy (`vtrace`, its
+  `VTraceReturns`), `approx_kl`, `value_error`.
 - **Continuous actor-critics.** `ContinuousActorCritic`, `ActorCriticLearner`,
   `ActorCriticAlgorithmParameters`, `ContinuousActorCriticAgentParameters`,
   `DeterministicPolicy`, the critics (`Critics`, `StackedCritics`) and `soft_update`,
@@ -78,6 +79,7 @@ from coach.agents.q_learning import (
     taken_q,
     td_target,
 )
+from coach.agents.vtrace import VTraceReturns, vtrace
 from coach.core.action_masks import legal_only, masked_values
 from coach.core.types import ActionInfo, Batch, Transition
 from coach.memories.advantages import generalized_advantages
@@ -116,6 +118,7 @@ __all__ = [
     "StackedCritics",
     "StochasticPolicy",
     "Transition",
+    "VTraceReturns",
     "actor_network",
     "approx_kl",
     "critic_network",
@@ -132,5 +135,6 @@ __all__ = [
     "td_targets",
     "validation",
     "value_error",
+    "vtrace",
     "with_action",
 ]
