@@ -78,22 +78,19 @@ def vtrace(
     Returns:
         The targets, the advantages and the clipped importance weights (`VTraceReturns`).
     """
-    with torch.no_grad():
-        rhos = log_rhos.detach().exp()
+    with torch.no_grad():  # the targets and advantages are constants of the losses
+        rhos = log_rhos.exp()
         clipped = rhos.clamp(max=rho_bar)
         pg_rhos = rhos.clamp(max=rho_bar if pg_rho_bar is None else pg_rho_bar)
         traces = trace_lambda * rhos.clamp(max=c_bar)
         ended = terminated.bool()
+        holds = torch.ones_like(ended) if valid is None else valid.bool()
         # The next row holds the step after this one, of the same episode.
         goes_on = ~(ended | truncated.bool())
         goes_on[-1] = False
-        if valid is not None:
-            goes_on[:-1] &= valid[1:].bool()
-        bootstrap = torch.where(ended, 0.0, discount * next_values.detach())
-        values = values.detach()
-        deltas = clipped * (rewards + bootstrap - values)
-        if valid is not None:
-            deltas = torch.where(valid.bool(), deltas, 0.0)
+        goes_on[:-1] &= holds[1:]
+        bootstrap = torch.where(ended, 0.0, discount * next_values)
+        deltas = torch.where(holds, clipped * (rewards + bootstrap - values), 0.0)
         corrections = torch.zeros_like(deltas)
         running = torch.zeros_like(deltas[0])
         for t in range(len(deltas) - 1, -1, -1):  # vectorized over the columns
@@ -102,9 +99,8 @@ def vtrace(
         targets = values + corrections
         # The target of each step's successor: the next row's while the episode goes on in
         # the block, else the successor's value (the bootstrap after a column's last step).
-        following = torch.cat([targets[1:], next_values[-1:].detach()])
-        successor = torch.where(goes_on, following, next_values.detach())
+        following = torch.cat([targets[1:], next_values[-1:]])
+        successor = torch.where(goes_on, following, next_values)
         advantages = pg_rhos * (rewards + torch.where(ended, 0.0, discount * successor) - values)
-        if valid is not None:
-            advantages = torch.where(valid.bool(), advantages, 0.0)
+        advantages = torch.where(holds, advantages, 0.0)
     return VTraceReturns(targets=targets, advantages=advantages, clipped_rhos=clipped)
