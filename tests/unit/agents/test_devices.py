@@ -16,16 +16,7 @@ from coach.agents.agent import Agent
 from coach.graph_managers.parameters import RunContext
 from coach.parameters import set_parameter
 from coach.presets import load_preset
-
-DEVICES = [
-    "cpu",
-    pytest.param(
-        "cuda",
-        marks=pytest.mark.skipif(
-            not torch.cuda.is_available(), reason="no CUDA device on this machine"
-        ),
-    ),
-]
+from tests.devices import DEVICES
 
 FAMILIES = {
     "CartPole_DQN": "value (DQN)",

@@ -12,16 +12,7 @@ import torch
 from coach.agents.vtrace import vtrace
 from coach.extension import generalized_advantages
 from coach.extension import vtrace as public_vtrace
-
-DEVICES = [
-    "cpu",
-    pytest.param(
-        "cuda",
-        marks=pytest.mark.skipif(
-            not torch.cuda.is_available(), reason="no CUDA device on this machine"
-        ),
-    ),
-]
+from tests.devices import DEVICES
 
 
 def column(*values: float, dtype: torch.dtype = torch.float64) -> torch.Tensor:

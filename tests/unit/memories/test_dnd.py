@@ -13,14 +13,7 @@ import torch
 from coach.checkpoints import pack, unpack
 from coach.errors import CoachError
 from coach.memories.dnd import DND, kernel_values, kernel_weights
-
-DEVICES = [
-    "cpu",
-    pytest.param(
-        "cuda",
-        marks=pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA device here"),
-    ),
-]
+from tests.devices import DEVICES
 
 
 def _structured(n: int, rng: np.random.Generator, size: int = 16) -> torch.Tensor:

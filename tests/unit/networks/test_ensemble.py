@@ -21,6 +21,7 @@ from coach.networks.parameters import (
     NetworkParameters,
     RecurrentParameters,
 )
+from tests.devices import DEVICES
 
 OBSERVATIONS = spaces.Dict(
     {
@@ -29,13 +30,6 @@ OBSERVATIONS = spaces.Dict(
         "action": spaces.Box(-1.0, 1.0, (2,)),
     }
 )
-DEVICES = [
-    "cpu",
-    pytest.param(
-        "cuda",
-        marks=pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA device here"),
-    ),
-]
 
 
 def _critic(**kwargs: object) -> NetworkParameters:

@@ -16,15 +16,9 @@ from coach.networks.heads import VHeadParameters
 from coach.networks.network_wrapper import NetworkWrapper, learning_batch, native_bfloat16
 from coach.networks.parameters import AUTOCAST_ROWS, MiddlewareParameters, NetworkParameters
 from coach.validation import InvalidParameter
+from tests.devices import DEVICES
 
 OBSERVATIONS = spaces.Dict({"observation": spaces.Box(-1.0, 1.0, (6,))})
-DEVICES = [
-    "cpu",
-    pytest.param(
-        "cuda",
-        marks=pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA device here"),
-    ),
-]
 
 
 def _network(precision: str, device: str = "cpu", seed: int = 0) -> NetworkWrapper:
