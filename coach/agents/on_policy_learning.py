@@ -35,6 +35,7 @@ from coach.core.recurrent_columns import (
     next_hidden_key,
 )
 from coach.core.types import Batch
+from coach.memories.block_queue import BlockQueue
 from coach.memories.rollout import VALID, Rollout
 from coach.networks.distributions import CategoricalDistribution, GaussianDistribution
 from coach.networks.network_wrapper import NetworkWrapper, train_steps
@@ -164,13 +165,22 @@ class OnPolicyLearner(Learner):
         self.distribution = distribution
         self.values = values
         self.distribution_of = distribution_of
-        assert isinstance(self.memory, Rollout)
-        self.rollout: Rollout = self.memory
+        assert isinstance(self.memory, Rollout | BlockQueue)
         self.actor, self.critic = actor_and_critic(self.networks)
         self.names = {net: name for name, net in self.networks.items()}
         self.recurrent = self.actor.recurrent or self.critic.recurrent
         """The networks learn over sequences."""
         self.continuous = isinstance(self.action_space, spaces.Box)
+
+    @property
+    def rollout(self) -> Rollout:
+        """The block learned from: the memory itself, or the batch of blocks last taken from
+        a `BlockQueue` (an asynchronous actor-learner's)."""
+        memory = self.memory
+        if isinstance(memory, Rollout):
+            return memory
+        assert isinstance(memory, BlockQueue)
+        return memory.batch
 
     def learn_block(self, clock: Clock) -> tuple[int, dict[str, float]]:
         """Learn from the full rollout block; returns the gradient steps taken and the mean
@@ -217,11 +227,11 @@ class OnPolicyLearner(Learner):
         stepped: np.ndarray = outputs["v"].cpu().numpy()
         return stepped
 
-    def minibatches(self) -> Iterator[Batch]:
-        """The block's rows in shuffled minibatches of ``batch_size`` (0: the whole block),
-        as tensors on the learner's device; with recurrent networks, whole sequences
-        (`Rollout.sequence_minibatches`, time-major)."""
-        size = self.algorithm.batch_size or len(self.rollout)
+    def minibatches(self, size: int | None = None) -> Iterator[Batch]:
+        """The block's rows in shuffled minibatches of ``size`` (by default ``batch_size``;
+        0: the whole block), as tensors on the learner's device; with recurrent networks,
+        whole sequences (`Rollout.sequence_minibatches`, time-major)."""
+        size = size or self.algorithm.batch_size or len(self.rollout)
         if self.recurrent:
             length = self.algorithm.sequence_length or self.rollout.length
             # The states a sequence is unrolled from are its first step's; the others no
@@ -255,7 +265,8 @@ class OnPolicyLearner(Learner):
             dist = self.distribution(b.states)
             values = self.values(b.states)
         log_prob = dist.log_prob(b.extras["raw_action"] if self.continuous else b.actions)
-        advantages = b.extras["advantages"]
+        # None yet where the advantages are computed from this very view (V-trace's).
+        advantages = b.extras.get("advantages", torch.zeros_like(log_prob))
         if self.algorithm.normalize_advantages and len(advantages) > 1:
             advantages = (advantages - advantages.mean()) / (advantages.std() + 1e-8)
         return PolicyView(b, dist, log_prob, advantages, values)

@@ -18,13 +18,14 @@ from coach.memories.rollout import Rollout
 
 def policy_state(agent: Agent) -> dict[str, Any]:
     """What an acting copy of ``agent`` needs from it: the online weights of every network,
-    the filters' running statistics and the exploration clock (training env steps acted so
-    far)."""
+    the filters' running statistics, the exploration clock (training env steps acted so
+    far) and the training rounds the weights are the outcome of (their version)."""
     exploration = agent.exploration
     return {
         "networks": {name: net.online.state_dict() for name, net in agent.networks.items()},
         "statistics": [s.state_dict() for s in agent.input_filter.running_statistics()],
         "exploration_steps": exploration.steps if exploration is not None else 0,
+        "training_rounds": agent.training_rounds,
     }
 
 
@@ -38,6 +39,8 @@ def load_policy_state(agent: Agent, state: dict[str, Any]) -> None:
         stats.load_state_dict(saved)
     if agent.exploration is not None:
         agent.exploration.steps = int(state["exploration_steps"])
+    # The version of the policy acting (`coach.agents.impala.VTraceAgent.policy_version`).
+    agent.training_rounds = int(state["training_rounds"])
 
 
 def ingest(
