@@ -227,11 +227,11 @@ class OnPolicyLearner(Learner):
         stepped: np.ndarray = outputs["v"].cpu().numpy()
         return stepped
 
-    def minibatches(self, size: int | None = None) -> Iterator[Batch]:
-        """The block's rows in shuffled minibatches of ``size`` (by default ``batch_size``;
-        0: the whole block), as tensors on the learner's device; with recurrent networks,
-        whole sequences (`Rollout.sequence_minibatches`, time-major)."""
-        size = size or self.algorithm.batch_size or len(self.rollout)
+    def minibatches(self) -> Iterator[Batch]:
+        """The block's rows in shuffled minibatches of ``batch_size`` (0: the whole block),
+        as tensors on the learner's device; with recurrent networks, whole sequences
+        (`Rollout.sequence_minibatches`, time-major)."""
+        size = self.algorithm.batch_size or len(self.rollout)
         if self.recurrent:
             length = self.algorithm.sequence_length or self.rollout.length
             # The states a sequence is unrolled from are its first step's; the others no
@@ -265,8 +265,7 @@ class OnPolicyLearner(Learner):
             dist = self.distribution(b.states)
             values = self.values(b.states)
         log_prob = dist.log_prob(b.extras["raw_action"] if self.continuous else b.actions)
-        # None yet where the advantages are computed from this very view (V-trace's).
-        advantages = b.extras.get("advantages", torch.zeros_like(log_prob))
+        advantages = b.extras["advantages"]
         if self.algorithm.normalize_advantages and len(advantages) > 1:
             advantages = (advantages - advantages.mean()) / (advantages.std() + 1e-8)
         return PolicyView(b, dist, log_prob, advantages, values)

@@ -137,7 +137,7 @@ class BlockQueue(Memory):
         if block.full:
             del self.filling[source]
             self.ready.append(block)
-            while len(self.ready) > self.capacity:
+            if len(self.ready) > self.capacity:  # one block over at most
                 self.ready.popleft()
                 self.dropped += 1
 
@@ -164,7 +164,7 @@ class BlockQueue(Memory):
                 f"{len(self.ready)} are ready"
             )
         blocks = [self.ready.popleft() for _ in range(self.blocks_per_batch)]
-        self.batch = blocks[0] if len(blocks) == 1 else side_by_side(blocks, self._rollout())
+        self.batch = blocks[0] if len(blocks) == 1 else self._rollout().join(blocks)
         return self.batch
 
     def __len__(self) -> int:
@@ -213,24 +213,3 @@ class _Source(Memory):
 
     def __len__(self) -> int:
         return len(self.queue)
-
-
-def side_by_side(blocks: list[Rollout], into: Rollout) -> Rollout:
-    """Full blocks of the same length joined along their copies into ``into`` (empty)."""
-    widths = [block.num_envs for block in blocks]
-    into.reserve(sum(widths))
-    bounds = np.cumsum([0, *widths])
-
-    def copy(target: Any, parts: list[Any]) -> None:
-        if isinstance(target, dict):
-            for key in target:
-                copy(target[key], [part[key] for part in parts])
-            return
-        for part, start, end in zip(parts, bounds[:-1], bounds[1:], strict=True):
-            target[:, start:end] = part
-
-    copy(into.columns, [block.columns for block in blocks])
-    into.counts[:] = into.length
-    into.steps = into.length
-    into.stored = into.length * into.num_envs
-    return into

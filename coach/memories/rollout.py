@@ -129,15 +129,22 @@ class Rollout(Memory):
         self._allocate(num_envs, rows)
         width = len(counts)
         self.counts[:width] = counts
+        _copy_columns(self.columns, old, np.s_[:steps, :width], np.s_[:steps])
 
-        def keep(new: Any, kept: Any) -> None:
-            if isinstance(new, dict):
-                for key in new:
-                    keep(new[key], kept[key])
-            else:
-                new[:steps, :width] = kept[:steps]
-
-        keep(self.columns, old)
+    def join(self, blocks: list[Rollout]) -> Rollout:
+        """Full blocks of this length side by side along their slots, into this empty one
+        (a learner's batch of several sources' blocks); returns it."""
+        if self.stored or any(not b.full or b.steps != self.length for b in blocks):
+            raise CoachError("joins full blocks of its own length, into an empty block")
+        self._allocate(sum(block.num_envs for block in blocks))
+        start = 0
+        for block in blocks:
+            end = start + block.num_envs
+            _copy_columns(self.columns, block.columns, np.s_[:, start:end], np.s_[:])
+            start = end
+        self.counts[:] = self.steps = self.length
+        self.stored = self.length * self.num_envs
+        return self
 
     def reserve(self, num_slots: int) -> None:
         """The block holds at least ``num_slots`` slots (those of steps still to come)."""
@@ -390,3 +397,12 @@ class Rollout(Memory):
         self.counts[:] = 0
         self.aligned = True
         self.advantages = self.returns = None
+
+
+def _copy_columns(into: Any, source: Any, where: Any, what: Any) -> None:
+    """``into[where] = source[what]`` for every column of two blocks' nested columns."""
+    if isinstance(into, dict):
+        for key in into:
+            _copy_columns(into[key], source[key], where, what)
+    else:
+        into[where] = source[what]

@@ -39,7 +39,7 @@ def load_policy_state(agent: Agent, state: dict[str, Any]) -> None:
         stats.load_state_dict(saved)
     if agent.exploration is not None:
         agent.exploration.steps = int(state["exploration_steps"])
-    # The version of the policy acting (`coach.agents.impala.VTraceAgent.policy_version`).
+    # The weights' version: what a step acted with them can record of its policy.
     agent.training_rounds = int(state["training_rounds"])
 
 
